@@ -1,0 +1,39 @@
+// Verification sweep: runs the CPU reference executor over several tile sizes, FIFO depths,
+// seeds and call modes, as `weftc verify` and the compiler's final pass do.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include "weft/runtime/cpu_executor.h"
+
+namespace weft::cpu {
+
+struct VerifyOptions {
+  std::vector<std::size_t> chunk_elements{37};   // S values
+  std::vector<std::size_t> tile_elements{8, 64};  // T values (T ≥ S gives a single tile)
+  std::vector<int> fifo_depths{2, 8};
+  int seeds = 3;
+  DataType dtype = DataType::Float;
+  ReduceOp op = ReduceOp::Sum;
+  int root = 0;
+  // Which call modes to run; by default those the algorithm declares (inplace/outofplace).
+  std::optional<bool> in_place;
+};
+
+struct CaseResult {
+  RunOptions options;
+  RunResult result;
+};
+
+struct VerifyReport {
+  std::vector<CaseResult> cases;
+  std::optional<int> min_fifo_depth;  // nothing: deadlocks at every depth
+  bool passed() const;
+  std::size_t failures() const;
+};
+
+VerifyReport verify(const Executor& executor, const VerifyOptions& options);
+
+}  // namespace weft::cpu

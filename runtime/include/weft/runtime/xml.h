@@ -1,0 +1,29 @@
+// MSCCL XML in and out. Reading accepts both dialects (msccl-tools' and the executor's, see
+// ../shared/reference/msccl.md); writing always produces the executor dialect with every
+// attribute present, so Weft's output also loads in MSCCL and RCCL.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "weft/runtime/diagnostics.h"
+#include "weft/runtime/ir.h"
+
+namespace weft::ir {
+
+struct ReadResult {
+  std::optional<Algorithm> algorithm;  // present when the structure could be read at all
+  Diagnostics diagnostics;             // every problem met while reading (not validation)
+  bool ok() const { return algorithm.has_value() && !diagnostics.has_errors(); }
+};
+
+// `source_name` is used in messages (the file name). Never throws on bad input.
+ReadResult read_xml_string(std::string_view text, std::string source_name = "<string>");
+ReadResult read_xml_file(const std::string& path);
+
+std::string write_xml(const Algorithm& algo);
+// Writes atomically (temporary file + rename); returns false and fills `error` on failure.
+bool write_xml_file(const Algorithm& algo, const std::string& path, std::string* error);
+
+}  // namespace weft::ir
