@@ -1,0 +1,35 @@
+#include "load.h"
+
+#include <fmt/format.h>
+
+namespace weft::weftc {
+
+std::optional<ir::Algorithm> load_or_report(const std::string& path,
+                                            const ir::LimitsProfile& limits) {
+  ir::LoadResult loaded = ir::load_xml_file(path, limits);
+  for (const Diagnostic& finding : loaded.diagnostics.items) {
+    fmt::print(stderr, "{}\n", finding.str());
+  }
+  if (!loaded.ok()) {
+    fmt::print(stderr, "{}: {} error(s); not loaded (limits profile '{}')\n", path,
+               loaded.diagnostics.error_count(), limits.name);
+    return std::nullopt;
+  }
+  return std::move(loaded.algorithm);
+}
+
+void add_profile_option(CLI::App& cmd, std::string& name) {
+  cmd.add_option("--profile", name,
+                 "Limits profile to validate against: 'msccl' (MSCCL executor's limits) or "
+                 "'weft' (Weft's runtime)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"msccl", "weft"}));
+}
+
+ir::LimitsProfile profile_or_throw(const std::string& name) {
+  auto limits = ir::limits_by_name(name);
+  if (!limits) throw CLI::ValidationError("--profile", "unknown limits profile '" + name + "'");
+  return *limits;
+}
+
+}  // namespace weft::weftc

@@ -1,0 +1,24 @@
+// Loading an algorithm file for a weftc subcommand: read, validate, print every finding to
+// stderr. Shared so that verify, lint and info report bad files the same way.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "weft/runtime/ir.h"
+#include "weft/runtime/validate.h"
+
+#include <CLI/CLI.hpp>
+
+namespace weft::weftc {
+
+// Prints findings (warnings too) to stderr. Returns the algorithm when it has no errors.
+std::optional<ir::Algorithm> load_or_report(const std::string& path,
+                                            const ir::LimitsProfile& limits);
+
+// Registers `--profile msccl|weft` on `cmd`, storing into `name`.
+void add_profile_option(CLI::App& cmd, std::string& name);
+// The profile named by `name`; throws CLI::ValidationError for unknown names.
+ir::LimitsProfile profile_or_throw(const std::string& name);
+
+}  // namespace weft::weftc

@@ -1,0 +1,34 @@
+// weftc: verify, lint, describe and compile collective algorithms.
+#include <exception>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  using namespace weft::weftc;
+  CLI::App app{"weftc: compile, verify and inspect MSCCL-compatible collective algorithms"};
+  app.require_subcommand(1);
+  int exit_code = kOk;
+  add_verify_command(app, exit_code);
+  add_lint_command(app, exit_code);
+  add_info_command(app, exit_code);
+#ifdef WEFT_HAVE_COMPILER
+  add_compile_command(app, exit_code);
+  add_list_command(app, exit_code);
+#endif
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kUsage;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "weftc: internal error: {}\n", e.what());
+    return kInternal;
+  }
+  return exit_code;
+}
