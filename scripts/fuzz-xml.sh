@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Fuzzes the MSCCL XML loader (reader, validation, analysis, writer) with libFuzzer.
+#
+#   scripts/fuzz-xml.sh [SECONDS]      default 600
+#
+# Builds tests/fuzz/fuzz_xml_loader in its own clang build folder (build-fuzz, or
+# $WEFT_FUZZ_BUILD_DIR) with -fsanitize=fuzzer,address,undefined, seeds a corpus from
+# tests/data/xml and, when present, the third-party MSCCL files in ../shared/msccl-xml, runs one
+# fuzzing job for SECONDS and prints a summary. Crashing inputs are kept in
+# <build>/fuzz-artifacts/; the exit status is non-zero when there are any.
+set -euo pipefail
+
+seconds="${1:-600}"
+if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 1 ]; then
+  echo "usage: $0 [SECONDS]   (SECONDS: a positive whole number, default 600)" >&2
+  exit 2
+fi
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${WEFT_FUZZ_BUILD_DIR:-$root/build-fuzz}"
+shared_corpus="${WEFT_MSCCL_XML_DIR:-$root/../shared/msccl-xml}"
+work_corpus="$build/fuzz-corpus/xml"
+artifacts="$build/fuzz-artifacts"
+log="$build/fuzz-xml.log"
+
+for tool in clang clang++ cmake ninja; do
+  command -v "$tool" >/dev/null || { echo "fuzz-xml: '$tool' not found" >&2; exit 2; }
+done
+
+# Coverage instrumentation (fuzzer-no-link) for the libraries; the fuzz target itself links
+# libFuzzer's main. WEFT_SANITIZE adds address and undefined-behaviour sanitizers, with no
+# recovery, so that any UB is a crash libFuzzer keeps.
+cmake -G Ninja -S "$root" -B "$build" \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link" \
+  -DWEFT_FUZZ=ON -DWEFT_SANITIZE=ON -DWEFT_ENABLE_CUDA=OFF >/dev/null
+ninja -C "$build" -j2 fuzz_xml_loader >/dev/null
+
+# Inputs up to 160 KiB: the size of most real files (36 of the 44 in the corpus; the four
+# largest all-pairs and allgather files, 250-640 KiB, take about a second per run under the
+# sanitizers and would starve the search). Larger seeds are left out rather than cut short,
+# since a truncated file only ever reaches the parse error path.
+max_len=163840
+mkdir -p "$work_corpus" "$artifacts"
+find "$work_corpus" -type f -size +"${max_len}"c -delete  # left by an earlier, wider run
+seed() {
+  local file="$1" name="$2"
+  if [ "$(stat -c %s "$file")" -le "$max_len" ]; then cp -f "$file" "$work_corpus/$name"; fi
+}
+for file in "$root"/tests/data/xml/*.xml; do seed "$file" "$(basename "$file")"; done
+if [ -d "$shared_corpus" ]; then
+  while read -r file; do
+    # Flatten ndv4/ap2ll.xml to ndv4_ap2ll.xml: several folders share file names.
+    rel="${file#"$shared_corpus"/}"
+    seed "$file" "${rel//\//_}"
+  done < <(find "$shared_corpus" -name '*.xml' -type f | sort)
+else
+  echo "fuzz-xml: $shared_corpus absent; seeding from tests/data/xml only"
+fi
+
+existing_artifacts=$(find "$artifacts" -type f | wc -l)
+echo "fuzz-xml: ${seconds} s, one job, max_len ${max_len}, seeds $(find "$work_corpus" -type f | wc -l)"
+set +e
+"$build/tests/fuzz/fuzz_xml_loader" \
+  -max_total_time="$seconds" -max_len="$max_len" -timeout=20 -rss_limit_mb=4096 \
+  -dict="$root/tests/fuzz/msccl_xml.dict" -artifact_prefix="$artifacts/" \
+  -print_final_stats=1 "$work_corpus" >"$log" 2>&1
+status=$?
+set -e
+
+runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+speed=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+added=$(grep -o 'stat::new_units_added: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || true)
+new_artifacts=$(( $(find "$artifacts" -type f | wc -l) - existing_artifacts ))
+
+echo "fuzz-xml summary"
+echo "  runs            ${runs:-?} (${speed:-?} per second)"
+echo "  coverage        ${coverage:-?} edges; ${added:-?} new corpus units"
+echo "  crashes         ${new_artifacts} new artifact(s) in $artifacts"
+echo "  fuzzer exit     ${status} (log: $log)"
+if [ "$status" -ne 0 ] || [ "$new_artifacts" -ne 0 ]; then
+  grep -E '^==[0-9]+==ERROR|SUMMARY:|runtime error|fuzz_xml_loader:' "$log" | head -20 || true
+  exit 1
+fi
