@@ -25,11 +25,15 @@ struct CollectiveSpec {
   // expected[rank][output chunk]: input chunks reduced into it (one for a plain copy);
   // empty: the collective leaves that chunk unspecified (e.g. non-root ranks of reduce).
   std::vector<std::vector<std::vector<ChunkId>>> expected;
+  // broadcast/reduce: the root this spec was derived for; the executor re-derives it for the
+  // root a run names. -1 for every other spec.
+  int root = -1;
 };
 
 // The spec of a standard collective for `algo` (its coll, ngpus and nchunksperloop). `root` is
 // used by broadcast and reduce. Returns an empty spec (ngpus == 0) for custom collectives, which
-// must come with their own.
+// must come with their own, and where the geometry makes no sense (a root that is not a rank,
+// nchunksperloop not a multiple of ngpus for allgather, reducescatter and alltoall).
 CollectiveSpec standard_spec(const ir::Algorithm& algo, int root);
 
 }  // namespace weft

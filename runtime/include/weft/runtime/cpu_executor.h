@@ -5,8 +5,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "weft/runtime/collective_spec.h"
@@ -19,14 +21,28 @@ struct RunOptions {
   std::size_t chunk_elements = 37;  // S; the call's count follows from it
   std::size_t tile_elements = 8;    // T; S need not be a multiple
   int fifo_depth = 2;               // D, messages per connection; 0 = unbounded
-  std::uint64_t seed = 1;           // picks among runnable threadblocks
+  // Picks among runnable threadblocks, by random priorities that let some threadblocks run far
+  // ahead of others (what exposes missing dependencies); the draw also depends on S, T and D.
+  std::uint64_t seed = 1;
   DataType dtype = DataType::Float;
   ReduceOp op = ReduceOp::Sum;
-  int root = 0;           // broadcast/reduce
-  bool in_place = false;  // run as an in-place call (buffers aliased as NCCL does)
+  int root = 0;               // broadcast/reduce
+  bool in_place = false;      // run as an in-place call (buffers aliased as NCCL does)
+  bool record_trace = false;  // fill RunResult::trace with every step execution, in order
 };
 
 enum class Outcome { Pass, WrongResult, Deadlock, Error };
+std::string_view to_string(Outcome outcome);  // "pass", "wrong result", "deadlock", "error"
+
+// One step execution of the schedule: threadblock `threadblock` of `rank` ran its step `step`
+// (index in its step list, nops included) for tile `tile`.
+struct ExecutedStep {
+  int rank = 0;
+  int threadblock = 0;
+  int tile = 0;
+  int step = 0;
+  auto operator<=>(const ExecutedStep&) const = default;
+};
 
 struct BlockedThreadblock {
   int rank = 0;
@@ -35,6 +51,7 @@ struct BlockedThreadblock {
   int step = 0;
   std::string step_type;
   std::string waiting_for;  // "receive from rank 2 on channel 0: FIFO empty", ...
+  std::string str() const;  // "rank 0 tb 1 tile 0 step 3 (r): receive from rank 1 on ..."
 };
 
 struct Mismatch {
@@ -44,6 +61,7 @@ struct Mismatch {
   std::size_t element = 0;  // within the chunk
   std::string expected;
   std::string found;
+  std::string str() const;  // "rank 3 output chunk 5 element 2: expected 1.5 found nan"
 };
 
 struct RunResult {
@@ -54,7 +72,11 @@ struct RunResult {
   std::size_t mismatch_count = 0;
   std::uint64_t steps_executed = 0;  // step × tile executions
   std::uint64_t messages = 0;
-  std::string report() const;  // multi-line, for humans
+  // A hash of the order of step executions: equal seeds give equal fingerprints, and different
+  // fingerprints mean different interleavings.
+  std::uint64_t schedule_fingerprint = 0;
+  std::vector<ExecutedStep> trace;  // only with RunOptions::record_trace
+  std::string report() const;       // multi-line, for humans
 };
 
 // Per-rank buffers of one call, as bytes of `dtype`. In an in-place call the aliased buffer is
@@ -64,9 +86,19 @@ struct RankBuffers {
   std::vector<std::byte> output;
 };
 
+namespace detail {
+struct Plan;  // the algorithm flattened for execution, built once per Executor
+}
+
+// Reductions (DESIGN.md §3): sum, prod, min and max for every type, integers wrapping; min and max
+// of floating types propagate NaN so that reading never-written memory shows. Avg follows NCCL's
+// PreMulSum for floating types: every input element is multiplied by 1/ngpus (rounded to the
+// type) before the run, and the algorithm's reductions are sums; so execute() leaves the input
+// buffer premultiplied. Avg on integer types is refused (Outcome::Error).
 class Executor {
  public:
-  // `algo` must have passed validation. `spec` defines the expected result.
+  // `algo` must have passed validation, and outlive the executor unchanged. `spec` defines the
+  // expected result. Anything validation should have caught ends every run in Outcome::Error.
   Executor(const ir::Algorithm& algo, CollectiveSpec spec);
 
   // Generates deterministic inputs, runs, checks the outputs against the spec.
@@ -76,9 +108,15 @@ class Executor {
   // reference outputs for other runtimes. Outcome is Pass unless it deadlocked or erred.
   RunResult execute(const RunOptions& options, std::vector<RankBuffers>& buffers) const;
 
-  // The deterministic input `run` uses for rank `rank`, and the expected outputs for those inputs
-  // (elements the spec leaves unspecified keep the value of `outputs` passed in).
+  // The buffers `run` starts from: every rank's input holds deterministic pseudo-random values (a
+  // hash of rank and element index; the seed only picks interleavings), the rest of each buffer a
+  // poison pattern (NaN for floating types). In-place calls have only the surviving buffer.
+  // Empty when the algorithm or the call cannot run (execute() then says why).
   std::vector<RankBuffers> make_inputs(const RunOptions& options) const;
+  // Compares `results` of a run that started from `inputs` with the spec: integers exactly,
+  // floating types within a bound that allows any reduction order. Output elements the spec
+  // leaves unspecified are not checked. Returns true when they match; otherwise sets `into`'s
+  // outcome (WrongResult, or Error when inputs and spec do not fit), message and mismatches.
   bool check(const RunOptions& options, const std::vector<RankBuffers>& inputs,
              const std::vector<RankBuffers>& results, RunResult& into) const;
 
@@ -90,8 +128,11 @@ class Executor {
   const CollectiveSpec& spec() const { return spec_; }
 
  private:
+  std::optional<int> search_min_fifo_depth(const RunOptions& options) const;
+
   const ir::Algorithm& algo_;
   CollectiveSpec spec_;
+  std::shared_ptr<const detail::Plan> plan_;
 };
 
 }  // namespace weft::cpu

@@ -1,0 +1,84 @@
+#include "weft/runtime/collective_spec.h"
+
+#include <string>
+
+#include "weft/runtime/geometry.h"
+
+namespace weft {
+
+namespace {
+
+using ContributorList = std::vector<ChunkId>;
+
+// Input chunk `chunk` of every rank: what a reducing collective combines into one output chunk.
+ContributorList from_every_rank(int ngpus, int chunk) {
+  ContributorList list;
+  list.reserve(static_cast<std::size_t>(ngpus));
+  for (int q = 0; q < ngpus; ++q) list.push_back({q, chunk});
+  return list;
+}
+
+bool has_per_rank_blocks(ir::Collective coll) {
+  return coll == ir::Collective::AllGather || coll == ir::Collective::ReduceScatter ||
+         coll == ir::Collective::AllToAll;
+}
+
+}  // namespace
+
+CollectiveSpec standard_spec(const ir::Algorithm& algo, int root) {
+  CollectiveSpec spec;
+  spec.name = std::string(ir::to_string(algo.collective));
+  const int n = algo.ngpus;
+  const int chunks = algo.nchunksperloop;
+  const bool rooted =
+      algo.collective == ir::Collective::Broadcast || algo.collective == ir::Collective::Reduce;
+  if (algo.collective == ir::Collective::Custom || n <= 0 || chunks <= 0) return spec;
+  if (has_per_rank_blocks(algo.collective) && chunks % n != 0) return spec;
+  if (rooted && (root < 0 || root >= n)) return spec;
+
+  // Chunks per rank block for the collectives that cut the buffer into one block per rank.
+  const int block = chunks / n;
+  spec.ngpus = n;
+  spec.root = rooted ? root : -1;
+  spec.input_chunks.resize(static_cast<std::size_t>(n));
+  spec.output_chunks.resize(static_cast<std::size_t>(n));
+  spec.expected.resize(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    const auto ur = static_cast<std::size_t>(r);
+    spec.input_chunks[ur] = ir::input_extent_chunks(algo, r);
+    spec.output_chunks[ur] = ir::output_extent_chunks(algo, r);
+    auto& outputs = spec.expected[ur];
+    outputs.resize(static_cast<std::size_t>(spec.output_chunks[ur]));
+    for (int c = 0; c < spec.output_chunks[ur]; ++c) {
+      auto& into = outputs[static_cast<std::size_t>(c)];
+      switch (algo.collective) {
+        case ir::Collective::AllReduce:
+          into = from_every_rank(n, c);
+          break;
+        case ir::Collective::AllGather:
+          // Output block q is rank q's whole input.
+          into = {{c / block, c % block}};
+          break;
+        case ir::Collective::ReduceScatter:
+          // Rank r's output is block r of everyone's input, reduced.
+          into = from_every_rank(n, r * block + c);
+          break;
+        case ir::Collective::AllToAll:
+          // Output block q of rank r is input block r of rank q.
+          into = {{c / block, r * block + c % block}};
+          break;
+        case ir::Collective::Broadcast:
+          into = {{root, c}};
+          break;
+        case ir::Collective::Reduce:
+          if (r == root) into = from_every_rank(n, c);
+          break;
+        case ir::Collective::Custom:
+          break;
+      }
+    }
+  }
+  return spec;
+}
+
+}  // namespace weft
