@@ -1,0 +1,69 @@
+// The compiler pipeline (DESIGN.md §4): trace → postcondition → lower → fuse → schedule →
+// assign → dependencies → replicate → emit → verify. Only a verified result can be written.
+//
+//   weft::dsl::Program p = ...;
+//   weft::compiler::CompileResult result = weft::compiler::compile(p);
+//   if (!result.ok()) { std::cerr << result.error_text(); return 1; }
+//   weft::compiler::write_xml_file(result, "ring.xml", &error);
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "weft/compiler/fuse.h"
+#include "weft/compiler/verify.h"
+#include "weft/dsl/program.h"
+#include "weft/runtime/ir.h"
+#include "weft/runtime/verify.h"
+
+namespace weft::compiler {
+
+struct CompileOptions {
+  // The executor sweep of the last pass. Defaults: S = 37, tiles of 8 and 64 elements, FIFO depths
+  // 2 and 8, 3 seeds. Fewer seeds make it lighter; it cannot be switched off.
+  cpu::VerifyOptions verify;
+};
+
+struct CompileStats {
+  int ranks = 0;
+  int threadblocks = 0;  // all ranks
+  int steps = 0;         // all ranks, nops included
+  int nops = 0;
+  int channels = 0;
+  int max_threadblocks_per_rank = 0;
+  int max_steps_per_threadblock = 0;
+  FuseStats fused;
+};
+
+struct CompileResult {
+  std::optional<ir::Algorithm> algorithm;  // present once emitted and valid
+  std::vector<std::string> errors;         // why there is no (verified) algorithm
+  std::vector<std::string> notes;          // fallbacks the passes took
+  bool verified = false;
+  VerificationResult verification;
+  CompileStats stats;
+  double compile_seconds = 0;  // trace check through emit
+  double verify_seconds = 0;   // the executor sweep
+  // Seconds spent in each pass, in order ("postcondition", "lower", ...), for benchmarks.
+  std::vector<std::pair<std::string, double>> pass_seconds;
+
+  bool ok() const { return algorithm.has_value() && errors.empty() && verified; }
+  std::string error_text() const;  // one error per line
+  // "8 ranks, 8 threadblocks, 120 steps, 1 channel; verified: 12 cases passed (min FIFO depth 1)"
+  std::string summary() const;
+};
+
+// Everything up to emit: no executor run, so never written to a file. For benchmarks and tests.
+CompileResult compile_unverified(const dsl::Program& program);
+// The executor sweep on an emitted result; sets verified, verification and verify_seconds.
+void verify(const dsl::Program& program, CompileResult& result,
+            const cpu::VerifyOptions& options = {});
+// Both.
+CompileResult compile(const dsl::Program& program, const CompileOptions& options = {});
+
+// Writes the executor dialect (atomically). Refuses a result that is not ok().
+bool write_xml_file(const CompileResult& result, const std::string& path, std::string* error);
+
+}  // namespace weft::compiler

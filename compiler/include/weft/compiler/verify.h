@@ -1,0 +1,32 @@
+// Pass 8b, verify: the program's postcondition on its trace (rank, buffer, index, expected and
+// found contributions), then the CPU reference executor on the emitted IR over several tile
+// sizes, FIFO depths 2 and 8 and a few seeds.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "weft/dsl/program.h"
+#include "weft/runtime/collective_spec.h"
+#include "weft/runtime/ir.h"
+#include "weft/runtime/verify.h"
+
+namespace weft::compiler {
+
+// The spec the executor checks: the runtime's own for standard collectives; the program's
+// postcondition, replicated like the chunks, for custom ones.
+CollectiveSpec executor_spec(const dsl::Program& program, const ir::Algorithm& algorithm);
+
+struct VerificationResult {
+  bool passed = false;
+  std::size_t cases = 0;
+  std::size_t failures = 0;
+  std::optional<int> min_fifo_depth;
+  std::string report;  // the first failing case, for humans; empty when passed
+};
+
+// Runs `options` (cpu::VerifyOptions' defaults: S = 37, T ∈ {8, 64}, D ∈ {2, 8}, 3 seeds).
+VerificationResult verify_with_executor(const dsl::Program& program, const ir::Algorithm& algorithm,
+                                        const cpu::VerifyOptions& options);
+
+}  // namespace weft::compiler

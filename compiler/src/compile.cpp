@@ -1,0 +1,392 @@
+#include "weft/compiler/compiler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "flat_map.h"
+#include "weft/compiler/assign.h"
+#include "weft/compiler/dependencies.h"
+#include "weft/compiler/emit.h"
+#include "weft/compiler/error.h"
+#include "weft/compiler/lower.h"
+#include "weft/compiler/replicate.h"
+#include "weft/compiler/schedule.h"
+#include "weft/dsl/postcondition.h"
+#include "weft/runtime/validate.h"
+#include "weft/runtime/xml.h"
+
+namespace weft::compiler {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The first limit an algorithm's shape breaks. For the steps limit, `found` is the most steps any
+// threadblock has, which tells the channel search how much further to spread.
+struct Violation {
+  enum class Kind { None, Channels, Threadblocks, Steps, Connections } kind = Kind::None;
+  int found = 0;
+  std::string text;
+  explicit operator bool() const { return kind != Kind::None; }
+};
+
+struct ThreadblockShape {
+  int send;
+  int recv;
+  int channel;
+  int steps;
+};
+
+Violation check_limits(int channels, const std::vector<std::vector<ThreadblockShape>>& ranks,
+                       const ir::LimitsProfile& limits) {
+  Violation v;
+  if (channels > limits.max_channels) {
+    return {Violation::Kind::Channels, channels,
+            fmt::format("{} channels exceed {}", channels, limits.max_channels)};
+  }
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const auto count = static_cast<int>(ranks[r].size());
+    if (count > limits.max_threadblocks_per_rank) {
+      return {Violation::Kind::Threadblocks, count,
+              fmt::format("rank {} needs {} threadblocks, above {}", r, count,
+                          limits.max_threadblocks_per_rank)};
+    }
+    for (std::size_t t = 0; t < ranks[r].size(); ++t) {
+      const int steps = ranks[r][t].steps;
+      if (steps > limits.max_steps_per_threadblock && steps > v.found) {
+        v = {Violation::Kind::Steps, steps,
+             fmt::format("rank {} threadblock {} has {} steps, above {}", r, t, steps,
+                         limits.max_steps_per_threadblock)};
+      }
+    }
+  }
+  if (v) return v;
+  std::vector<int> sending(static_cast<std::size_t>(channels));
+  std::vector<int> receiving(static_cast<std::size_t>(channels));
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    std::fill(sending.begin(), sending.end(), 0);
+    std::fill(receiving.begin(), receiving.end(), 0);
+    for (const ThreadblockShape& tb : ranks[r]) {
+      const auto ch = static_cast<std::size_t>(tb.channel);
+      if (tb.send >= 0 && ++sending[ch] > limits.max_send_threadblocks_per_channel) {
+        return {Violation::Kind::Connections, sending[ch],
+                fmt::format("rank {} has more than {} sending threadblocks on channel {}", r,
+                            limits.max_send_threadblocks_per_channel, tb.channel)};
+      }
+      if (tb.recv >= 0 && ++receiving[ch] > limits.max_recv_threadblocks_per_channel) {
+        return {Violation::Kind::Connections, receiving[ch],
+                fmt::format("rank {} has more than {} receiving threadblocks on channel {}", r,
+                            limits.max_recv_threadblocks_per_channel, tb.channel)};
+      }
+    }
+  }
+  return v;
+}
+
+// An assignment's shape before dependencies add nops: cheap, no IR built.
+std::vector<std::vector<ThreadblockShape>> shape_of(const InstructionDag& dag,
+                                                    const Assignment& a) {
+  std::vector<std::vector<ThreadblockShape>> ranks(a.threadblocks.size());
+  for (std::size_t r = 0; r < a.threadblocks.size(); ++r) {
+    for (const ThreadblockInfo& tb : a.threadblocks[r])
+      ranks[r].push_back({tb.send, tb.recv, tb.channel, 0});
+  }
+  for (std::size_t k = 0; k < dag.size(); ++k) {
+    ++ranks[static_cast<std::size_t>(dag.instructions[k].rank)]
+           [static_cast<std::size_t>(a.threadblock[k])]
+               .steps;
+  }
+  return ranks;
+}
+
+std::vector<std::vector<ThreadblockShape>> shape_of(const ir::Algorithm& algo) {
+  std::vector<std::vector<ThreadblockShape>> ranks(algo.gpus.size());
+  for (std::size_t r = 0; r < algo.gpus.size(); ++r) {
+    for (const ir::Threadblock& tb : algo.gpus[r].threadblocks) {
+      ranks[r].push_back({tb.send, tb.recv, tb.channel, static_cast<int>(tb.steps.size())});
+    }
+  }
+  return ranks;
+}
+
+// Unhinted traffic of the first instance, counted once for the channel search.
+class UnhintedTraffic {
+ public:
+  explicit UnhintedTraffic(const InstructionDag& dag) : ranks_(dag.ranks) {
+    detail::FlatMap steps;   // sends a→b plus receives a←b: one threadblock
+    detail::FlatMap chains;  // chains starting with a send a→b
+    auto key = [](int a, int b) {
+      return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b);
+    };
+    for (const Instruction& i : dag.instructions) {
+      if (i.channel >= 0 || i.instance != 0) continue;
+      if (i.send_to >= 0) {
+        busiest_ = std::max(busiest_, ++steps.at_or(key(i.rank, i.send_peer), 0));
+        if (i.recv_from < 0) ++chains.at_or(key(i.rank, i.send_peer), 0);
+      }
+      if (i.recv_from >= 0)
+        busiest_ = std::max(busiest_, ++steps.at_or(key(i.rank, i.recv_peer), 0));
+    }
+    chains.for_each([&](std::uint64_t k, int count) {
+      pair_chains_.emplace_back(static_cast<int>(k >> 32), count);
+    });
+  }
+  bool any() const { return busiest_ > 0; }
+
+  // The fewest channels that can meet the limits when each pair's chains move to the next
+  // channel every `per_channel` chains: the busiest pair must fit the steps limit, and every
+  // rank's connections the threadblocks-per-channel limit.
+  int channels_needed(const ir::LimitsProfile& limits, int per_channel) const {
+    std::vector<int> connections(static_cast<std::size_t>(ranks_), 0);
+    for (const auto& [rank, count] : pair_chains_) {
+      connections[static_cast<std::size_t>(rank)] += (count + per_channel - 1) / per_channel;
+    }
+    const int most = *std::max_element(connections.begin(), connections.end());
+    auto ceil_div = [](int a, int b) { return (a + b - 1) / std::max(b, 1); };
+    return std::max({1, ceil_div(busiest_, limits.max_steps_per_threadblock),
+                     ceil_div(most, limits.max_send_threadblocks_per_channel)});
+  }
+
+ private:
+  int ranks_;
+  int busiest_ = 0;
+  std::vector<std::pair<int, int>> pair_chains_;
+};
+
+BlockSizes replication_blocks(const dsl::Collective& coll) {
+  switch (coll.kind()) {
+    case ir::Collective::AllGather:
+    case ir::Collective::ReduceScatter:
+    case ir::Collective::AllToAll:
+      return BlockSizes{coll.chunk_factor(), coll.chunk_factor(), 0};
+    default:
+      return BlockSizes{};
+  }
+}
+
+CompileStats statistics(const ir::Algorithm& algo) {
+  CompileStats stats;
+  stats.ranks = algo.ngpus;
+  stats.channels = algo.nchannels;
+  for (const ir::Gpu& gpu : algo.gpus) {
+    const auto tbs = static_cast<int>(gpu.threadblocks.size());
+    stats.threadblocks += tbs;
+    stats.max_threadblocks_per_rank = std::max(stats.max_threadblocks_per_rank, tbs);
+    for (const ir::Threadblock& tb : gpu.threadblocks) {
+      const auto steps = static_cast<int>(tb.steps.size());
+      stats.steps += steps;
+      stats.max_steps_per_threadblock = std::max(stats.max_steps_per_threadblock, steps);
+      for (const ir::Step& step : tb.steps) stats.nops += step.type == ir::StepType::Nop ? 1 : 0;
+    }
+  }
+  return stats;
+}
+
+}  // namespace
+
+std::string CompileResult::error_text() const {
+  std::string text;
+  for (const std::string& e : errors) text += e + "\n";
+  if (errors.empty() && algorithm && !verified) {
+    text += "verification failed: " + verification.report + "\n";
+  }
+  return text;
+}
+
+std::string CompileResult::summary() const {
+  std::string text =
+      fmt::format("{} ranks, {} threadblocks, {} steps, {} channel{}", stats.ranks,
+                  stats.threadblocks, stats.steps, stats.channels, stats.channels == 1 ? "" : "s");
+  if (verified) {
+    text += fmt::format("; verified: {} cases passed", verification.cases);
+    if (verification.min_fifo_depth) {
+      text += fmt::format(" (min FIFO depth {})", *verification.min_fifo_depth);
+    }
+  } else if (algorithm && verification.cases > 0) {
+    text += fmt::format("; verification FAILED ({} of {} cases)", verification.failures,
+                        verification.cases);
+  } else {
+    text += "; not verified";
+  }
+  return text;
+}
+
+CompileResult compile_unverified(const dsl::Program& program) {
+  const auto start = Clock::now();
+  CompileResult result;
+  auto pass_start = start;
+  auto lap = [&](const char* pass) {
+    const auto now = Clock::now();
+    result.pass_seconds.emplace_back(pass, std::chrono::duration<double>(now - pass_start).count());
+    pass_start = now;
+  };
+  const dsl::Options& options = program.options();
+  const std::optional<ir::LimitsProfile> limits = ir::limits_by_name(options.limits);
+  if (!limits) {
+    result.errors.push_back(fmt::format("unknown limits profile '{}'", options.limits));
+    return result;
+  }
+  // The postcondition, on the trace: a program that computes the wrong thing goes no further.
+  const dsl::PostconditionReport post = dsl::check_postcondition(program);
+  lap("postcondition");
+  if (!post.ok()) {
+    result.errors.push_back(post.str());
+    result.compile_seconds = seconds_since(start);
+    return result;
+  }
+  try {
+    InstructionDag lowered = lower(program, LowerOptions{limits->max_count});
+    lap("lower");
+    if (options.instances > 1) {
+      lowered = replicate(lowered, options.instances, options.replication,
+                          replication_blocks(program.collective()));
+      lap("replicate");
+    }
+
+    // Fused and critical-path first; program order and no fusion are the fallbacks when the
+    // messages between two ranks cannot keep one order.
+    InstructionDag dag;
+    std::optional<Schedule> sched;
+    // Depth 2 first: what every runtime guarantees (DESIGN.md §2.4); unbounded leaves deadlock
+    // freedom to the executor's verdict.
+    struct Attempt {
+      bool fused;
+      ScheduleOrder order;
+      int depth;
+    };
+    std::vector<Attempt> attempts;
+    for (const int depth : {2, 0}) {
+      if (options.fusion) {
+        attempts.push_back({true, ScheduleOrder::CriticalPath, depth});
+        attempts.push_back({true, ScheduleOrder::ProgramOrder, depth});
+      }
+      attempts.push_back({false, ScheduleOrder::CriticalPath, depth});
+      attempts.push_back({false, ScheduleOrder::ProgramOrder, depth});
+    }
+    bool fused_now = false;
+    for (const Attempt& attempt : attempts) {
+      if (attempt.fused && !fused_now) {
+        dag = fuse(lowered, &result.stats.fused);
+        fused_now = true;
+        lap("fuse");
+      } else if (!attempt.fused && (fused_now || dag.size() == 0)) {
+        dag = lowered;
+        result.stats.fused = {};
+        fused_now = false;
+      }
+      std::string why;
+      sched = schedule(dag, ScheduleOptions{attempt.order, attempt.depth}, &why);
+      lap("schedule");
+      if (sched) break;
+      result.notes.push_back(fmt::format(
+          "schedule ({}, {}, FIFO depth {}): {}", attempt.fused ? "fused" : "unfused",
+          attempt.order == ScheduleOrder::CriticalPath ? "critical path" : "program order",
+          attempt.depth > 0 ? std::to_string(attempt.depth) : std::string("unbounded"), why));
+    }
+    if (!sched) {
+      result.errors.push_back("no schedule keeps the order of messages between ranks: " +
+                              result.notes.back());
+      result.compile_seconds = seconds_since(start);
+      return result;
+    }
+
+    // The narrowest channel plan that meets the limits profile: all unhinted traffic on one
+    // channel first; then spread, by peer and by volume, as far as the violations ask.
+    std::optional<ir::Algorithm> algo;
+    Violation first_violation;
+    const int widest = limits->max_channels / options.instances;
+    ChannelPlan plan{1, false, 1};
+    std::optional<UnhintedTraffic> traffic;
+    // A pair's chains share a threadblock with the receives from the same peer and a few local
+    // steps: about half the steps limit each.
+    int per_channel = std::max(1, (limits->max_steps_per_threadblock - 4) / 2);
+    for (int attempt = 0; attempt < 16; ++attempt) {
+      const Assignment assignment = assign(dag, *sched, options.threadblocks, plan);
+      Violation violation = check_limits(assignment.channels, shape_of(dag, assignment), *limits);
+      lap("assign");
+      if (!violation) {
+        ir::Algorithm candidate = resolve_dependencies(dag, *sched, assignment);
+        violation = check_limits(candidate.nchannels, shape_of(candidate), *limits);
+        lap("dependencies");
+        if (!violation) {
+          algo = std::move(candidate);
+          break;
+        }
+      }
+      if (!first_violation) first_violation = violation;
+      if (!traffic) traffic.emplace(dag);
+      if (!traffic->any()) break;  // hinted traffic: nothing to spread
+      int spread = plan.spread;
+      if (violation.kind == Violation::Kind::Steps && plan.spread > 1) {
+        // Fewer chains of a pair per threadblock, in proportion to the excess.
+        per_channel =
+            std::max(1, per_channel * limits->max_steps_per_threadblock / violation.found - 1);
+      } else if (violation.kind == Violation::Kind::Connections && plan.spread > 1) {
+        ++spread;
+      } else if (violation.kind != Violation::Kind::Steps &&
+                 violation.kind != Violation::Kind::Connections) {
+        break;  // more channels only make more threadblocks
+      }
+      spread = std::max({spread, 2, traffic->channels_needed(*limits, per_channel)});
+      if (spread > widest) break;
+      plan = ChannelPlan{spread, true, per_channel};
+    }
+    if (!algo) {
+      result.errors.push_back(fmt::format(
+          "cannot meet the '{}' limits profile: {}{}", limits->name, first_violation.text,
+          limits->name == "msccl" ? " (the 'weft' profile allows more)" : ""));
+      result.compile_seconds = seconds_since(start);
+      return result;
+    }
+
+    ir::Algorithm& replicated = *algo;
+    emit_header(program, replicated);
+    const Diagnostics diagnostics = validate_output(replicated, *limits);
+    lap("emit");
+    if (diagnostics.has_errors()) {
+      result.errors.push_back("the emitted IR does not validate (a compiler bug):\n" +
+                              diagnostics.str());
+      result.compile_seconds = seconds_since(start);
+      return result;
+    }
+    const FuseStats fused = result.stats.fused;
+    result.stats = statistics(replicated);
+    result.stats.fused = fused;
+    result.algorithm = std::move(replicated);
+  } catch (const CompileError& e) {
+    result.errors.push_back(e.what());
+  }
+  result.compile_seconds = seconds_since(start);
+  return result;
+}
+
+void verify(const dsl::Program& program, CompileResult& result, const cpu::VerifyOptions& options) {
+  if (!result.algorithm || !result.errors.empty()) return;
+  const auto start = Clock::now();
+  result.verification = verify_with_executor(program, *result.algorithm, options);
+  result.verified = result.verification.passed;
+  result.verify_seconds = seconds_since(start);
+}
+
+CompileResult compile(const dsl::Program& program, const CompileOptions& options) {
+  CompileResult result = compile_unverified(program);
+  verify(program, result, options.verify);
+  return result;
+}
+
+bool write_xml_file(const CompileResult& result, const std::string& path, std::string* error) {
+  if (!result.ok()) {
+    if (error) *error = "not written: the algorithm did not compile and verify";
+    return false;
+  }
+  return ir::write_xml_file(*result.algorithm, path, error);
+}
+
+}  // namespace weft::compiler

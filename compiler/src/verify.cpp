@@ -1,0 +1,60 @@
+#include "weft/compiler/verify.h"
+
+#include <fmt/format.h>
+
+#include "weft/compiler/replicate.h"
+#include "weft/runtime/cpu_executor.h"
+
+namespace weft::compiler {
+
+CollectiveSpec executor_spec(const dsl::Program& program, const ir::Algorithm& algorithm) {
+  const dsl::Collective& coll = program.collective();
+  if (coll.kind() != ir::Collective::Custom) return standard_spec(algorithm, coll.root());
+  const CollectiveSpec base = coll.custom_spec();
+  const int n = program.options().instances;
+  const dsl::Replication layout = program.options().replication;
+  if (n == 1) return base;
+  CollectiveSpec spec = base;
+  for (std::size_t r = 0; r < base.expected.size(); ++r) {
+    spec.input_chunks[r] = base.input_chunks[r] * n;
+    spec.output_chunks[r] = base.output_chunks[r] * n;
+    spec.expected[r].assign(static_cast<std::size_t>(spec.output_chunks[r]), {});
+    for (std::size_t o = 0; o < base.expected[r].size(); ++o) {
+      for (int i = 0; i < n; ++i) {
+        const int into = replicated_index(static_cast<int>(o), i, n, layout, base.output_chunks[r]);
+        auto& chunks = spec.expected[r][static_cast<std::size_t>(into)];
+        for (const ChunkId& id : base.expected[r][o]) {
+          chunks.push_back(
+              {id.rank, replicated_index(id.chunk, i, n, layout,
+                                         base.input_chunks[static_cast<std::size_t>(id.rank)])});
+        }
+      }
+    }
+  }
+  return spec;
+}
+
+VerificationResult verify_with_executor(const dsl::Program& program, const ir::Algorithm& algorithm,
+                                        const cpu::VerifyOptions& options) {
+  VerificationResult result;
+  cpu::VerifyOptions run = options;
+  if (program.collective().root() >= 0) run.root = program.collective().root();
+  const cpu::Executor executor(algorithm, executor_spec(program, algorithm));
+  const cpu::VerifyReport report = cpu::verify(executor, run);
+  result.cases = report.cases.size();
+  result.failures = report.failures();
+  result.passed = report.passed();
+  result.min_fifo_depth = report.min_fifo_depth;
+  for (const cpu::CaseResult& c : report.cases) {
+    if (c.result.outcome == cpu::Outcome::Pass) continue;
+    result.report = fmt::format(
+        "chunk {} elements, tile {}, FIFO depth {}, seed {}, {}: {}", c.options.chunk_elements,
+        c.options.tile_elements, c.options.fifo_depth, c.options.seed,
+        c.options.in_place ? "in place" : "out of place", c.result.report());
+    break;
+  }
+  if (!result.passed && result.report.empty()) result.report = "verification failed";
+  return result;
+}
+
+}  // namespace weft::compiler

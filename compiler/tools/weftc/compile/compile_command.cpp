@@ -1,0 +1,183 @@
+// `weftc compile NAME --ranks N | --nodes A --gpus-per-node B ... -o FILE.xml`: build a library
+// (or --load'ed) algorithm, compile it, verify it on the CPU reference executor and write it.
+// Nothing is written unless verification passes.
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "../commands.h"
+#include "algorithms.h"
+#include "weft/compiler/compiler.h"
+#include "weft/dsl/error.h"
+
+namespace weft::weftc {
+
+namespace {
+
+struct CompileArgs {
+  std::string name;
+  int ranks = 0;
+  int nodes = 0;
+  int gpus_per_node = 0;
+  std::string proto = "Simple";
+  int instances = 1;
+  int channels = 1;
+  int chunks = 0;
+  std::uint64_t min_bytes = 0;
+  std::uint64_t max_bytes = 0;
+  int root = 0;
+  bool in_place = false;
+  bool out_of_place = false;
+  std::string profile = "msccl";
+  int seeds = 3;
+  std::string output;
+  std::vector<std::string> load;
+};
+
+int run_compile(const CompileArgs& args) {
+  KnownAlgorithms known;
+  if (!collect_algorithms(args.load, known)) return kBadInput;
+  const dsl::AlgorithmInfo* info = known.registry.find(args.name);
+  if (!info) {
+    fmt::print(stderr, "weftc compile: unknown algorithm '{}' (weftc list shows the known ones)\n",
+               args.name);
+    return kUsage;
+  }
+
+  dsl::AlgorithmParams params;
+  if (args.nodes > 0 || args.gpus_per_node > 0) {
+    if (args.nodes < 1 || args.gpus_per_node < 1) {
+      fmt::print(stderr, "weftc compile: --nodes and --gpus-per-node go together\n");
+      return kUsage;
+    }
+    params.nodes = args.nodes;
+    params.gpus_per_node = args.gpus_per_node;
+    params.ranks = args.nodes * args.gpus_per_node;
+    if (args.ranks > 0 && args.ranks != params.ranks) {
+      fmt::print(stderr, "weftc compile: --ranks {} is not --nodes × --gpus-per-node ({})\n",
+                 args.ranks, params.ranks);
+      return kUsage;
+    }
+  } else {
+    params.ranks = args.ranks;
+  }
+  if (params.ranks < 1) {
+    fmt::print(stderr, "weftc compile: give --ranks N, or --nodes A --gpus-per-node B\n");
+    return kUsage;
+  }
+  const std::optional<ir::Protocol> proto = ir::parse_protocol(args.proto);
+  if (!proto) {
+    fmt::print(stderr, "weftc compile: unknown protocol '{}' (Simple, LL or LL128)\n", args.proto);
+    return kUsage;
+  }
+  params.protocol = *proto;
+  params.instances = args.instances;
+  params.channels = args.channels;
+  params.chunks = args.chunks;
+  params.min_bytes = args.min_bytes;
+  params.max_bytes = args.max_bytes;
+  params.root = args.root;
+  if (args.in_place) params.in_place = true;
+  if (args.out_of_place) params.in_place = false;
+  params.limits = args.profile;
+  if (const std::optional<std::string> why = dsl::check_shape(*info, params)) {
+    fmt::print(stderr, "weftc compile: {}\n", *why);
+    return kUsage;
+  }
+
+  std::optional<dsl::Program> program;
+  try {
+    program.emplace(info->build(params));
+  } catch (const dsl::DslError& e) {
+    fmt::print(stderr, "weftc compile: {}: error: {}\n", args.name, e.what());
+    return kFailed;
+  } catch (const std::exception& e) {
+    // A builder of a loaded library may fail in its own ways.
+    fmt::print(stderr, "weftc compile: {}: error while building the program: {}\n", args.name,
+               e.what());
+    return kFailed;
+  }
+  compiler::CompileOptions options;
+  options.verify.seeds = args.seeds;
+  const compiler::CompileResult result = compiler::compile(*program, options);
+  for (const std::string& note : result.notes)
+    fmt::print(stderr, "weftc compile: note: {}\n", note);
+  const dsl::Options& o = program->options();
+  fmt::print("{}: {}, {} ranks, {}, {} instance{}, {}\n", args.name, program->collective().name(),
+             program->ranks(), ir::to_string(o.protocol), o.instances, o.instances == 1 ? "" : "s",
+             program->collective().in_place() ? "in place" : "out of place");
+  if (result.algorithm) {
+    const compiler::CompileStats& s = result.stats;
+    fmt::print(
+        "  threadblocks {} (at most {} per rank), steps {} (at most {} per threadblock, {} nops), "
+        "channels {}\n",
+        s.threadblocks, s.max_threadblocks_per_rank, s.steps, s.max_steps_per_threadblock, s.nops,
+        s.channels);
+    fmt::print("  fused: {} rcs, {} rrcs, {} rrs; compiled in {:.3f} s\n", s.fused.rcs,
+               s.fused.rrcs, s.fused.rrs, result.compile_seconds);
+  }
+  if (!result.ok()) {
+    fmt::print(stderr, "weftc compile: {}: error: {}", args.name, result.error_text());
+    fmt::print(stderr, "weftc compile: nothing written\n");
+    return kFailed;
+  }
+  fmt::print("  verified in {:.3f} s: {} cases passed ({} profile){}\n", result.verify_seconds,
+             result.verification.cases, o.limits,
+             result.verification.min_fifo_depth ? fmt::format(", completes from FIFO depth {}",
+                                                              *result.verification.min_fifo_depth)
+                                                : std::string());
+  std::string error;
+  if (!compiler::write_xml_file(result, args.output, &error)) {
+    fmt::print(stderr, "weftc compile: {}: {}\n", args.output, error);
+    return kFailed;
+  }
+  fmt::print("  wrote {}\n", args.output);
+  return kOk;
+}
+
+}  // namespace
+
+void add_compile_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<CompileArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "compile", "compile an algorithm of the library (or a --load'ed one) to verified MSCCL XML");
+  cmd->add_option("name", args->name, "algorithm name (see weftc list)")->required();
+  cmd->add_option("--ranks", args->ranks, "rank count")->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--nodes", args->nodes, "nodes (hierarchical algorithms)")
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--gpus-per-node", args->gpus_per_node, "GPUs per node (hierarchical algorithms)")
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--proto", args->proto, "protocol: Simple, LL or LL128")->capture_default_str();
+  cmd->add_option("--instances", args->instances, "copies of the algorithm on more channels")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--channels", args->channels, "channels the algorithm spreads over (e.g. rings)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--chunks", args->chunks,
+                  "pipeline depth / chunk factor (0: the algorithm's default)")
+      ->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--min-bytes", args->min_bytes,
+                  "smallest call (bytes) the algorithm is used for");
+  cmd->add_option("--max-bytes", args->max_bytes, "largest call (bytes); 0: no limit");
+  cmd->add_option("--root", args->root, "root rank of broadcast and reduce")->capture_default_str();
+  auto* in_place = cmd->add_flag("--in-place", args->in_place, "for in-place calls");
+  auto* out_of_place =
+      cmd->add_flag("--out-of-place", args->out_of_place, "for out-of-place calls");
+  in_place->excludes(out_of_place);
+  cmd->add_option("--profile", args->profile, "limits profile the output obeys: msccl or weft")
+      ->check(CLI::IsMember({"msccl", "weft"}))
+      ->capture_default_str();
+  cmd->add_option("--seeds", args->seeds, "interleavings per verification case (lighter: 1)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("-o,--output", args->output, "the XML file to write")->required();
+  add_load_option(*cmd, args->load);
+  cmd->callback([args, &exit_code] { exit_code = run_compile(*args); });
+}
+
+}  // namespace weft::weftc

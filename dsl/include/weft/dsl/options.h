@@ -1,0 +1,31 @@
+// Program-wide choices that are not part of the algorithm's data flow.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "weft/runtime/ir.h"
+
+namespace weft::dsl {
+
+// Auto: the compiler forms threadblocks and channels (honouring any hints given); Manual: every
+// operation must say its threadblocks, and the compiler only checks them.
+enum class ThreadblockPolicy { Auto, Manual };
+
+// How `instances` copies lay out their chunks: Interleaved puts instance i of chunk k at
+// k·instances + i (MSCCL's default); Blocked keeps each instance's chunks of one rank block
+// together, so multi-chunk steps stay single steps.
+enum class Replication { Interleaved, Blocked };
+
+struct Options {
+  ir::Protocol protocol = ir::Protocol::Simple;
+  int instances = 1;
+  ThreadblockPolicy threadblocks = ThreadblockPolicy::Auto;
+  Replication replication = Replication::Interleaved;
+  bool fusion = true;
+  std::uint64_t min_bytes = 0;
+  std::uint64_t max_bytes = 0;   // 0: no upper bound
+  std::string limits = "msccl";  // limits profile the output must obey: "msccl" or "weft"
+};
+
+}  // namespace weft::dsl

@@ -1,0 +1,14 @@
+#include "weft/dsl/trace.h"
+
+#include <fmt/format.h>
+
+#include "weft/dsl/error.h"
+
+namespace weft::dsl {
+
+std::string describe(const Operation& operation) {
+  return fmt::format("{} at {}", operation.kind == OperationKind::Copy ? "copy" : "reduce",
+                     describe_location(operation.where));
+}
+
+}  // namespace weft::dsl

@@ -1,0 +1,40 @@
+// All-pairs allreduce: a one-shot reduce-scatter through scratch (every rank sends chunk q to rank
+// q, which reduces what it received into its own chunk) followed by a one-shot allgather. Two
+// message latencies; suits small messages on fully connected GPUs.
+#include "common.h"
+#include "weft/algorithms/library.h"
+
+namespace weft::algorithms {
+
+Program allreduce_allpairs(const AlgorithmParams& params) {
+  const int n = params.ranks;
+  const int per_rank = detail::chunks_or(params, 1);  // chunks each rank owns
+  const bool in_place = detail::in_place_or(params, true);
+  Program p("allreduce_allpairs", dsl::Collective::allreduce(n, n * per_rank, in_place),
+            params.options());
+  const dsl::Buffer scratch = p.scratch("received");
+  // Rank q keeps what rank r sent at slot (r - q - 1) mod n of its scratch.
+  auto slot = [&](int r, int q) { return ((r - q - 1 + n) % n) * per_rank; };
+  for (int r = 0; r < n; ++r) {
+    for (int d = 1; d < n; ++d) {
+      const int q = (r + d) % n;
+      p.chunk(r, dsl::input, q * per_rank, per_rank)
+          .copy(q, scratch, slot(r, q), detail::on_channel(q, params.channels));
+    }
+  }
+  for (int q = 0; q < n; ++q) {
+    const dsl::ChunkRef own = p.chunk(q, dsl::output, q * per_rank, per_rank);
+    if (!in_place) p.chunk(q, dsl::input, q * per_rank, per_rank).copy(own);
+    for (int d = 1; d < n; ++d) own.reduce(p.chunk(q, scratch, slot((q + d) % n, q), per_rank));
+  }
+  for (int q = 0; q < n; ++q) {
+    for (int d = 1; d < n; ++d) {
+      const int r = (q + d) % n;
+      p.chunk(q, dsl::output, q * per_rank, per_rank)
+          .copy(r, dsl::output, q * per_rank, detail::on_channel(r, params.channels));
+    }
+  }
+  return p;
+}
+
+}  // namespace weft::algorithms
