@@ -1,0 +1,76 @@
+// Transports give every rank the device memory its peers write into: the receive FIFOs and
+// counters of DESIGN.md §5 live in the receiver's region, acknowledgements in the sender's, and a
+// rank reaches a peer's region through the pointer its transport hands out. Which mechanism makes
+// that pointer valid (same device, peer access, CUDA IPC) is the transport's business only.
+//
+// A participant (one Communicator) drives one or more local ranks, all on one CUDA device:
+//   - emulation: one participant drives all N ranks on one GPU (separate buffers per rank);
+//   - in-process multi-GPU: one participant per GPU, threads of one process, peer access;
+//   - multi-process: one participant per process, CUDA IPC handles exchanged by a Bootstrap.
+// The header needs no CUDA headers; the implementations live in the CUDA library (weft_gpu).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "weft/runtime/gpu/bootstrap.h"
+#include "weft/runtime/gpu/status.h"
+
+namespace weft::gpu {
+
+// Regions of device memory, one per rank, opened together by every participant.
+class SharedWindow {
+ public:
+  virtual ~SharedWindow() = default;
+  // The local rank's own region, on its device, zeroed when opened.
+  virtual void* local(int rank) const = 0;
+  // `peer`'s region as `rank` (a local rank) addresses it; `peer` may be local too.
+  virtual void* peer(int rank, int peer) const = 0;
+  virtual std::size_t bytes(int rank) const = 0;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual std::string_view name() const = 0;  // "in-process", "cuda-ipc"
+  virtual int nranks() const = 0;
+  // The ranks this participant drives, ascending; all on device().
+  virtual std::span<const int> local_ranks() const = 0;
+  virtual int device() const = 0;
+
+  // Collective over all participants, in the same order everywhere: allocates a zeroed region of
+  // bytes_per_local_rank[k] bytes for local rank local_ranks()[k] and maps every rank's region
+  // for every local rank. `fingerprint` identifies what the window is for (the algorithm); if
+  // participants disagree the call fails with Mismatch naming them instead of mixing algorithms.
+  virtual Result<std::unique_ptr<SharedWindow>> open_window(
+      std::span<const std::size_t> bytes_per_local_rank, std::uint64_t fingerprint) = 0;
+
+  // Collective: returns once every participant has entered (before memory is freed, so that no
+  // peer still writes into it).
+  virtual Status barrier() = 0;
+};
+
+// Emulation: all `nranks` ranks in this process on `device` (one participant).
+Result<std::shared_ptr<Transport>> make_emulation_transport(int nranks, int device);
+
+// In-process: several participants (threads) of one process, each driving `local_ranks` on its
+// own `device`; regions of other devices are reached through peer access, which must be
+// possible. `bootstrap` connects the participants (InProcessRendezvous::join).
+Result<std::shared_ptr<Transport>> make_in_process_transport(std::shared_ptr<Bootstrap> bootstrap,
+                                                             int nranks,
+                                                             std::vector<int> local_ranks,
+                                                             int device);
+
+// CUDA IPC: participants in different processes (same host) exchange cudaIpcMemHandle_t records
+// through `bootstrap` (a socket rendezvous, or NCCL's allgather inside the shim). Peers that
+// turn out to share this process are reached directly. Several processes on ONE GPU need MPS,
+// otherwise their kernels cannot run at the same time and every call times out.
+Result<std::shared_ptr<Transport>> make_ipc_transport(std::shared_ptr<Bootstrap> bootstrap,
+                                                      int nranks, std::vector<int> local_ranks,
+                                                      int device);
+
+}  // namespace weft::gpu

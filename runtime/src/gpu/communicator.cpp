@@ -1,0 +1,481 @@
+// weft::gpu::Communicator: loading (flatten, lay out, allocate, exchange) and running (plan the
+// call, check residency, launch) algorithms. See communicator.h for the contract.
+#include "weft/runtime/gpu/communicator.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cuda_check.h"
+#include "device_memory.h"
+#include "kernel/device_abi.h"
+#include "kernel/kernels.h"
+#include "launch_plan.h"
+#include "weft/runtime/geometry.h"
+#include "weft/runtime/gpu/call_plan.h"
+#include "weft/runtime/gpu/connection_layout.h"
+#include "weft/runtime/gpu/device_program.h"
+#include "weft/runtime/validate.h"
+
+namespace weft::gpu {
+
+namespace {
+
+// Runtime-owned memory a call needs per local rank (scratch, avg's premultiplied input). Grows
+// on demand; outgrown allocations are kept until the algorithm is unloaded, because a captured
+// CUDA graph may still refer to them.
+class GrowingBuffers {
+ public:
+  explicit GrowingBuffers(std::size_t ranks) : current_(ranks) {}
+
+  // Makes buffer k at least `bytes`; fails during capture, when allocating is not allowed.
+  Status ensure(std::size_t k, std::size_t bytes, int device, bool capturing,
+                std::string_view what) {
+    if (bytes == 0 || current_[k].bytes() >= bytes) return {};
+    if (capturing) {
+      return Status::error(
+          ErrorCode::InvalidUsage,
+          fmt::format("the call needs {} bytes of {} but the stream is being captured, when Weft "
+                      "cannot allocate; call reserve_scratch (weftReserveScratch) with the "
+                      "largest count first, or run the call once before capturing",
+                      bytes, what));
+    }
+    auto allocation = DeviceAllocation::zeroed(device, bytes, what);
+    if (!allocation.ok()) return allocation.status();
+    if (current_[k].get() != nullptr) retired_.push_back(std::move(current_[k]));
+    current_[k] = std::move(allocation.value());
+    return {};
+  }
+  char* get(std::size_t k) const { return static_cast<char*>(current_[k].get()); }
+
+ private:
+  std::vector<DeviceAllocation> current_;
+  std::vector<DeviceAllocation> retired_;
+};
+
+struct LoadedAlgorithm {
+  ir::Algorithm algorithm;
+  std::vector<RankProgram> programs;  // per local rank
+  std::vector<RegionLayout> layouts;  // per rank
+  std::unique_ptr<SharedWindow> window;
+  std::vector<DeviceAllocation> privates;  // per local rank
+  DeviceAllocation ctas;
+  int cta_count = 0;
+  int max_count = 0;
+  int max_steps = 0;
+  GrowingBuffers scratch;
+  GrowingBuffers premultiplied;
+
+  explicit LoadedAlgorithm(std::size_t local) : scratch(local), premultiplied(local) {}
+};
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+
+Result<ir::Algorithm> validated(const ir::Algorithm& algorithm) {
+  const Diagnostics diagnostics = ir::validate(algorithm, ir::weft_limits());
+  if (diagnostics.has_errors()) {
+    return Status::error(
+        ErrorCode::InvalidAlgorithm,
+        fmt::format("algorithm '{}' is invalid:\n{}", algorithm.name, diagnostics.str()));
+  }
+  return algorithm;
+}
+
+// Where the input and output buffers must be for an in-place call of rank `rank`.
+bool is_in_place(const ir::Algorithm& algo, int rank, const RankBuffers& call, std::size_t count,
+                 std::size_t element_bytes) {
+  const auto send = reinterpret_cast<std::uintptr_t>(call.sendbuf);
+  const auto recv = reinterpret_cast<std::uintptr_t>(call.recvbuf);
+  const std::uintptr_t block = static_cast<std::uintptr_t>(rank) * count * element_bytes;
+  switch (algo.collective) {
+    case ir::Collective::AllGather:
+      return send == recv + block;
+    case ir::Collective::ReduceScatter:
+      return recv == send + block;
+    default:
+      return send == recv;
+  }
+}
+
+class CommunicatorImpl final : public Communicator {
+ public:
+  CommunicatorImpl(std::shared_ptr<Transport> transport, RuntimeOptions options)
+      : transport_(std::move(transport)),
+        options_(std::move(options)),
+        local_ranks_(transport_->local_ranks().begin(), transport_->local_ranks().end()) {}
+
+  Status initialise() {
+    DeviceScope scope(transport_->device());
+    if (!scope.status().ok()) return scope.status();
+    WEFT_CUDA_TRY(
+        cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, transport_->device()));
+    auto control = DeviceAllocation::zeroed(transport_->device(), sizeof(device::Control),
+                                            "the communicator's control word");
+    if (!control.ok()) return control.status();
+    control_ = std::move(control.value());
+    auto report = MappedHostAllocation::zeroed(sizeof(device::ErrorReport));
+    if (!report.ok()) return report.status();
+    report_ = std::move(report.value());
+    return {};
+  }
+
+  int nranks() const override { return transport_->nranks(); }
+  std::span<const int> local_ranks() const override { return local_ranks_; }
+  int device() const override { return transport_->device(); }
+  const RuntimeOptions& options() const override { return options_; }
+
+  Result<AlgorithmHandle> load(const std::string& xml_path) override {
+    ir::LoadResult loaded = ir::load_xml_file(xml_path, ir::weft_limits());
+    if (!loaded.ok()) {
+      return Status::error(
+          ErrorCode::InvalidAlgorithm,
+          fmt::format("{} failed to load:\n{}", xml_path, loaded.diagnostics.str()));
+    }
+    return install(std::move(*loaded.algorithm));
+  }
+
+  Result<AlgorithmHandle> load(const ir::Algorithm& algorithm) override {
+    auto checked = validated(algorithm);
+    if (!checked.ok()) return checked.status();
+    return install(std::move(checked.value()));
+  }
+
+  Status unload(AlgorithmHandle handle) override {
+    auto it = algorithms_.find(handle.id);
+    if (it == algorithms_.end()) return unknown(handle);
+    DeviceScope scope(device());
+    // Peers may still be writing into this rank's FIFOs until they are done too.
+    WEFT_CUDA_TRY(cudaDeviceSynchronize());
+    if (auto s = transport_->barrier(); !s.ok()) return s;
+    algorithms_.erase(it);
+    return {};
+  }
+
+  const ir::Algorithm* algorithm(AlgorithmHandle handle) const override {
+    auto it = algorithms_.find(handle.id);
+    return it == algorithms_.end() ? nullptr : &it->second->algorithm;
+  }
+
+  Applicability applies(AlgorithmHandle handle, const CallShape& call) const override {
+    const ir::Algorithm* algo = algorithm(handle);
+    if (algo == nullptr) return {false, fmt::format("unknown algorithm handle {}", handle.id)};
+    return check_applicable(*algo, call);
+  }
+
+  Status reserve_scratch(AlgorithmHandle handle, std::size_t max_count, DataType dtype) override {
+    auto it = algorithms_.find(handle.id);
+    if (it == algorithms_.end()) return unknown(handle);
+    LoadedAlgorithm& loaded = *it->second;
+    const ir::Algorithm& algo = loaded.algorithm;
+    const std::size_t total = max_count * static_cast<std::size_t>(ir::count_multiplier(algo));
+    const auto chunks = static_cast<std::size_t>(std::max(algo.nchunksperloop, 1));
+    const std::size_t chunk = (total + chunks - 1) / chunks;
+    const std::size_t element = size_of(dtype);
+    for (std::size_t k = 0; k < local_ranks_.size(); ++k) {
+      const int rank = local_ranks_[k];
+      const auto scratch =
+          static_cast<std::size_t>(ir::scratch_extent_chunks(algo, rank)) * chunk * element;
+      if (auto s = loaded.scratch.ensure(k, scratch, device(), false, "scratch"); !s.ok()) return s;
+      if (is_floating(dtype)) {
+        const auto input =
+            static_cast<std::size_t>(ir::input_extent_chunks(algo, rank)) * chunk * element;
+        if (auto s =
+                loaded.premultiplied.ensure(k, input, device(), false, "avg's premultiplied input");
+            !s.ok()) {
+          return s;
+        }
+      }
+    }
+    return {};
+  }
+
+  Status async_error() const override {
+    const auto* report = static_cast<const volatile device::ErrorReport*>(report_.host());
+    if (report == nullptr || report->valid == 0) return {};
+    device::ErrorReport copy;
+    std::memcpy(&copy, const_cast<const device::ErrorReport*>(report), sizeof(copy));
+    return Status::error(ErrorCode::Timeout,
+                         fmt::format("device {}: {}", device(), describe_failure(copy)));
+  }
+
+  Status run(AlgorithmHandle handle, std::span<const RankBuffers> calls, std::size_t count,
+             DataType dtype, ReduceOp op, int root, StreamHandle stream) override {
+    if (Status failure = async_error(); !failure.ok()) {
+      failure.message += " (an earlier call failed; this communicator refuses further calls)";
+      return failure;
+    }
+    auto it = algorithms_.find(handle.id);
+    if (it == algorithms_.end()) return unknown(handle);
+    LoadedAlgorithm& loaded = *it->second;
+    const ir::Algorithm& algo = loaded.algorithm;
+    if (calls.size() != local_ranks_.size()) {
+      return Status::error(ErrorCode::InvalidArgument,
+                           fmt::format("run: {} buffer pairs for {} local ranks", calls.size(),
+                                       local_ranks_.size()));
+    }
+    if (size_of(dtype) == 0) {
+      return Status::error(ErrorCode::InvalidArgument,
+                           fmt::format("run: unknown data type {}", static_cast<int>(dtype)));
+    }
+    const std::size_t element = size_of(dtype);
+    bool in_place = false;
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      if (calls[k].sendbuf == nullptr || calls[k].recvbuf == nullptr) {
+        return Status::error(ErrorCode::InvalidArgument,
+                             fmt::format("run: rank {} has a null buffer", local_ranks_[k]));
+      }
+      const bool mine = is_in_place(algo, local_ranks_[k], calls[k], count, element);
+      if (k == 0) {
+        in_place = mine;
+      } else if (mine != in_place) {
+        return Status::error(ErrorCode::InvalidArgument,
+                             fmt::format("run: rank {} calls {} but rank {} {}", local_ranks_[0],
+                                         in_place ? "in-place" : "out-of-place", local_ranks_[k],
+                                         mine ? "in-place" : "out-of-place"));
+      }
+    }
+    CallShape shape;
+    shape.collective = algo.collective;
+    shape.nranks = nranks();
+    shape.count = count;
+    shape.dtype = dtype;
+    shape.op = op;
+    shape.in_place = in_place;
+    shape.root = root;
+    auto plan = plan_call(algo, shape, options_, loaded.max_count, loaded.max_steps);
+    if (!plan.ok()) return plan.status();
+
+    DeviceScope scope(device());
+    if (!scope.status().ok()) return scope.status();
+    const auto cuda_stream = reinterpret_cast<cudaStream_t>(stream);
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    WEFT_CUDA_TRY(cudaStreamIsCapturing(cuda_stream, &capture));
+    const bool capturing = capture != cudaStreamCaptureStatusNone;
+
+    device::LaunchArgs args;
+    args.ctas = static_cast<const device::CtaDescriptor*>(loaded.ctas.get());
+    args.control = static_cast<device::Control*>(control_.get());
+    args.report = static_cast<device::ErrorReport*>(report_.device());
+    args.chunk_elements = plan.value().chunk_elements;
+    args.tile_elements = plan.value().tile_elements;
+    args.tiles = plan.value().tiles;
+    args.piece_stride_bytes = plan.value().piece_stride_bytes;
+    const ProtocolOptions& protocol = options_.protocol(algo.protocol);
+    args.slot_bytes = protocol.slot_bytes;
+    args.fifo_depth = static_cast<std::uint32_t>(protocol.fifo_depth);
+    args.pieces_per_message = static_cast<std::uint32_t>(plan.value().pieces_per_message);
+    args.timeout_ns = static_cast<std::uint64_t>(options_.timeout_s * 1e9);
+
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      const int rank = local_ranks_[k];
+      const std::size_t scratch = plan.value().scratch_bytes[static_cast<std::size_t>(rank)];
+      if (auto s = loaded.scratch.ensure(k, scratch, device(), capturing, "scratch"); !s.ok()) {
+        return s;
+      }
+      args.buffers[k].input = static_cast<char*>(const_cast<void*>(calls[k].sendbuf));
+      args.buffers[k].output = static_cast<char*>(calls[k].recvbuf);
+      args.buffers[k].scratch = loaded.scratch.get(k);
+    }
+    if (op == ReduceOp::Avg) {
+      if (auto s = premultiply(loaded, calls, plan.value(), dtype, in_place, capturing, cuda_stream,
+                               args);
+          !s.ok()) {
+        return s;
+      }
+    }
+
+    const void* kernel = device::interpreter_kernel(dtype, op, algo.protocol);
+    if (kernel == nullptr) {
+      return Status::error(ErrorCode::NotApplicable, fmt::format("no kernel for {} with {}",
+                                                                 to_string(op), to_string(dtype)));
+    }
+    auto threads = resident_threads(kernel, loaded.cta_count);
+    if (!threads.ok()) return threads.status();
+    void* parameters[] = {&args};
+    WEFT_CUDA_TRY(cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(loaded.cta_count)),
+                                   dim3(static_cast<unsigned>(threads.value())), parameters, 0,
+                                   cuda_stream));
+    return {};
+  }
+
+ private:
+  Status unknown(AlgorithmHandle handle) const {
+    return Status::error(
+        ErrorCode::InvalidUsage,
+        fmt::format("unknown algorithm handle {} (never loaded, or unloaded)", handle.id));
+  }
+
+  Result<AlgorithmHandle> install(ir::Algorithm algo) {
+    if (algo.ngpus != nranks()) {
+      return Status::error(ErrorCode::InvalidArgument,
+                           fmt::format("algorithm '{}' is for {} ranks, the communicator has {}",
+                                       algo.name, algo.ngpus, nranks()));
+    }
+    auto loaded = std::make_unique<LoadedAlgorithm>(local_ranks_.size());
+    for (int rank : local_ranks_) {
+      auto program = flatten_rank(algo, rank);
+      if (!program.ok()) return program.status();
+      loaded->max_count = std::max(loaded->max_count, program.value().max_count);
+      loaded->max_steps = std::max(loaded->max_steps, program.value().max_steps);
+      loaded->programs.push_back(std::move(program.value()));
+    }
+    // Tiles depend on the largest cnt anywhere, so that every rank cuts chunks alike.
+    for (const ir::Gpu& gpu : algo.gpus) {
+      for (const ir::Threadblock& tb : gpu.threadblocks) {
+        for (const ir::Step& step : tb.steps) {
+          if (step.type != ir::StepType::Nop)
+            loaded->max_count = std::max(loaded->max_count, step.count);
+        }
+        loaded->max_steps = std::max(loaded->max_steps, static_cast<int>(tb.steps.size()));
+      }
+    }
+    const ProtocolOptions& protocol = options_.protocol(algo.protocol);
+    for (int rank = 0; rank < nranks(); ++rank) {
+      loaded->layouts.push_back(layout_region(algo, rank, protocol));
+    }
+    std::vector<std::size_t> region_bytes;
+    for (int rank : local_ranks_) {
+      region_bytes.push_back(loaded->layouts[static_cast<std::size_t>(rank)].total_bytes);
+    }
+    std::uint64_t print = fingerprint(algo);
+    print = mix(print, protocol.slot_bytes);
+    print = mix(print, static_cast<std::uint64_t>(protocol.fifo_depth));
+    auto window = transport_->open_window(region_bytes, print);
+    if (!window.ok()) return window.status();
+    loaded->window = std::move(window.value());
+
+    std::vector<LocalRankMemory> memories;
+    for (std::size_t k = 0; k < local_ranks_.size(); ++k) {
+      const int rank = local_ranks_[k];
+      const RankProgram& program = loaded->programs[k];
+      const PrivateLayout layout = layout_private(program);
+      auto block = DeviceAllocation::zeroed(device(), layout.total_bytes,
+                                            fmt::format("the program of rank {}", rank));
+      if (!block.ok()) return block.status();
+      if (auto s = block.value().upload(pack_private(program, layout)); !s.ok()) return s;
+      LocalRankMemory memory;
+      memory.rank = rank;
+      memory.program = &program;
+      memory.private_base = reinterpret_cast<std::uintptr_t>(block.value().get());
+      for (int peer = 0; peer < nranks(); ++peer) {
+        memory.regions.push_back(
+            reinterpret_cast<std::uintptr_t>(loaded->window->peer(rank, peer)));
+      }
+      loaded->privates.push_back(std::move(block.value()));
+      memories.push_back(std::move(memory));
+    }
+    auto ctas = build_cta_descriptors(memories, loaded->layouts);
+    if (!ctas.ok()) return ctas.status();
+    loaded->cta_count = static_cast<int>(ctas.value().size());
+    if (loaded->cta_count == 0) {
+      return Status::error(ErrorCode::InvalidAlgorithm,
+                           fmt::format("algorithm '{}' has no step on the local ranks", algo.name));
+    }
+    const auto bytes = std::as_bytes(std::span(ctas.value()));
+    auto table = DeviceAllocation::zeroed(device(), bytes.size(), "the CTA table");
+    if (!table.ok()) return table.status();
+    if (auto s = table.value().upload(bytes); !s.ok()) return s;
+    loaded->ctas = std::move(table.value());
+    loaded->algorithm = std::move(algo);
+
+    const AlgorithmHandle handle{next_id_++};
+    algorithms_.emplace(handle.id, std::move(loaded));
+    return handle;
+  }
+
+  // Every CTA of the launch waits on others, so all must be resident at once. Starts from the
+  // configured thread count and halves it while the device cannot hold the grid.
+  Result<int> resident_threads(const void* kernel, int ctas) {
+    const auto key = std::pair{kernel, ctas};
+    if (auto it = threads_.find(key); it != threads_.end()) return it->second;
+    std::string tried;
+    for (int threads = options_.threads; threads >= kMinThreads; threads /= 2) {
+      int per_sm = 0;
+      WEFT_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+      if (per_sm * sm_count_ >= ctas) {
+        threads_.emplace(key, threads);
+        return threads;
+      }
+      tried += fmt::format("{}{} threads: {} per SM × {} SMs = {}", tried.empty() ? "" : "; ",
+                           threads, per_sm, sm_count_, per_sm * sm_count_);
+      if (threads % 64 != 0) break;
+    }
+    return Status::error(ErrorCode::NotResident,
+                         fmt::format("the launch needs {} threadblocks resident at once on device "
+                                     "{}, which holds at most ({}); use an algorithm with fewer "
+                                     "threadblocks or fewer emulated ranks",
+                                     ctas, device(), tried));
+  }
+
+  Status premultiply(LoadedAlgorithm& loaded, std::span<const RankBuffers> calls,
+                     const CallPlan& plan, DataType dtype, bool in_place, bool capturing,
+                     cudaStream_t stream, device::LaunchArgs& args) {
+    const void* kernel = device::scale_kernel(dtype);
+    if (kernel == nullptr) {
+      return Status::error(ErrorCode::NotApplicable,
+                           fmt::format("avg is not supported for {}", to_string(dtype)));
+    }
+    const ir::Algorithm& algo = loaded.algorithm;
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      const int rank = local_ranks_[k];
+      const std::size_t elements =
+          static_cast<std::size_t>(ir::input_extent_chunks(algo, rank)) * plan.chunk_elements;
+      if (elements == 0) continue;
+      device::ScaleArgs scale;
+      scale.source = static_cast<const char*>(calls[k].sendbuf);
+      scale.elements = elements;
+      scale.factor = 1.0 / static_cast<double>(algo.ngpus);
+      if (in_place) {
+        // The input lies inside the output, which the call may overwrite anyway.
+        scale.destination = static_cast<char*>(const_cast<void*>(calls[k].sendbuf));
+      } else {
+        if (auto s = loaded.premultiplied.ensure(k, elements * plan.element_bytes, device(),
+                                                 capturing, "avg's premultiplied input");
+            !s.ok()) {
+          return s;
+        }
+        scale.destination = loaded.premultiplied.get(k);
+        args.buffers[k].input = scale.destination;
+      }
+      void* parameters[] = {&scale};
+      const unsigned blocks = static_cast<unsigned>(
+          std::min<std::size_t>((elements + 255) / 256, static_cast<std::size_t>(sm_count_) * 8));
+      WEFT_CUDA_TRY(cudaLaunchKernel(kernel, dim3(blocks), dim3(256), parameters, 0, stream));
+    }
+    return {};
+  }
+
+  std::shared_ptr<Transport> transport_;
+  RuntimeOptions options_;
+  std::vector<int> local_ranks_;
+  int sm_count_ = 0;
+  DeviceAllocation control_;
+  MappedHostAllocation report_;
+  std::map<int, std::unique_ptr<LoadedAlgorithm>> algorithms_;
+  std::map<std::pair<const void*, int>, int> threads_;
+  int next_id_ = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Communicator>> Communicator::create(std::shared_ptr<Transport> transport,
+                                                           RuntimeOptions options) {
+  if (!transport) return Status::error(ErrorCode::InvalidArgument, "communicator: no transport");
+  if (auto s = check(options); !s.ok()) return s;
+  if (transport->local_ranks().size() > static_cast<std::size_t>(device::kMaxLocalRanks)) {
+    return Status::error(
+        ErrorCode::InvalidArgument,
+        fmt::format("communicator: at most {} local ranks", device::kMaxLocalRanks));
+  }
+  auto communicator = std::make_unique<CommunicatorImpl>(std::move(transport), std::move(options));
+  if (auto s = communicator->initialise(); !s.ok()) return s;
+  return std::unique_ptr<Communicator>(std::move(communicator));
+}
+
+}  // namespace weft::gpu

@@ -1,0 +1,252 @@
+// Algorithms built in code, for weft-perf (--builtin) and the GPU runtime's tests: parametrised by
+// rank count and protocol so that one builder covers 2, 4 and 8 ranks and every protocol. Each
+// one's correctness is checked against the CPU reference executor in
+// tests/gpu_host/algorithms_test.cpp.
+#pragma once
+
+#include <string>
+
+#include "weft/runtime/ir.h"
+
+namespace weft::perf {
+
+inline ir::Step make_step(ir::StepType type, ir::BufferKind srcbuf, int srcoff,
+                          ir::BufferKind dstbuf, int dstoff, int count = 1, int depid = -1,
+                          int deps = -1, bool hasdep = false) {
+  ir::Step s;
+  s.type = type;
+  s.srcbuf = srcbuf;
+  s.srcoff = srcoff;
+  s.dstbuf = dstbuf;
+  s.dstoff = dstoff;
+  s.count = count;
+  s.depid = depid;
+  s.deps = deps;
+  s.hasdep = hasdep;
+  return s;
+}
+
+inline ir::Step nop(int depid, int deps) {
+  return make_step(ir::StepType::Nop, ir::BufferKind::None, -1, ir::BufferKind::None, -1, 0, depid,
+                   deps);
+}
+
+inline ir::Algorithm base_algorithm(std::string name, ir::Collective coll, int n, int chunks,
+                                    ir::Protocol proto) {
+  ir::Algorithm a;
+  a.name = std::move(name);
+  a.collective = coll;
+  a.collective_name = std::string(ir::to_string(coll));
+  a.protocol = proto;
+  a.nchunksperloop = chunks;
+  a.ngpus = n;
+  a.inplace = true;
+  a.outofplace = true;
+  a.gpus.resize(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) a.gpus[static_cast<std::size_t>(r)].id = r;
+  return a;
+}
+
+inline int mod(int a, int n) {
+  return ((a % n) + n) % n;
+}
+
+// Ring allreduce: channel c handles chunks [c·n, (c+1)·n) with one threadblock per rank sending to
+// rank+1 and receiving from rank−1 (s, rrs…, rrcs, rcs…, r). Deadlocks at FIFO depth 1 only.
+inline ir::Algorithm ring_allreduce(int n, ir::Protocol proto, int channels = 1) {
+  using ir::BufferKind;
+  using ir::StepType;
+  ir::Algorithm a =
+      base_algorithm("ring_allreduce", ir::Collective::AllReduce, n, n * channels, proto);
+  a.nchannels = channels;
+  for (int r = 0; r < n; ++r) {
+    ir::Gpu& gpu = a.gpus[static_cast<std::size_t>(r)];
+    gpu.input_chunks = gpu.output_chunks = n * channels;
+    for (int c = 0; c < channels; ++c) {
+      const int base = c * n;
+      ir::Threadblock tb;
+      tb.id = c;
+      tb.channel = c;
+      tb.send = mod(r + 1, n);
+      tb.recv = mod(r - 1, n);
+      tb.steps.push_back(
+          make_step(StepType::Send, BufferKind::Input, base + r, BufferKind::None, -1));
+      for (int k = 1; k <= n - 2; ++k) {
+        tb.steps.push_back(make_step(StepType::RecvReduceSend, BufferKind::Input,
+                                     base + mod(r - k, n), BufferKind::None, -1));
+      }
+      tb.steps.push_back(make_step(StepType::RecvReduceCopySend, BufferKind::Input,
+                                   base + mod(r - n + 1, n), BufferKind::Output,
+                                   base + mod(r + 1, n)));
+      for (int k = 1; k <= n - 2; ++k) {
+        tb.steps.push_back(make_step(StepType::RecvCopySend, BufferKind::None, -1,
+                                     BufferKind::Output, base + mod(r - k + 1, n)));
+      }
+      tb.steps.push_back(make_step(StepType::Recv, BufferKind::None, -1, BufferKind::Output,
+                                   base + mod(r + 2, n)));
+      gpu.threadblocks.push_back(std::move(tb));
+    }
+  }
+  return a;
+}
+
+// All-pairs allreduce: rank r receives chunk r from every peer into scratch (one receiving
+// threadblock per peer, in parallel), adds them all to its own with a run of `re` steps (which the
+// loader merges into one n-ary reduction, its waits folded from nops), and sends the result to
+// every peer.
+inline ir::Algorithm allpairs_allreduce(int n, ir::Protocol proto) {
+  using ir::BufferKind;
+  using ir::StepType;
+  ir::Algorithm a = base_algorithm("allpairs_allreduce", ir::Collective::AllReduce, n, n, proto);
+  for (int r = 0; r < n; ++r) {
+    ir::Gpu& gpu = a.gpus[static_cast<std::size_t>(r)];
+    gpu.input_chunks = gpu.output_chunks = n;
+    gpu.scratch_chunks = n - 1;
+    ir::Threadblock local;
+    local.id = 0;
+    local.steps.push_back(make_step(StepType::Copy, BufferKind::Input, r, BufferKind::Output, r));
+    for (int q = 0; q < n - 1; ++q) local.steps.push_back(nop(2 + 2 * q, 0));
+    for (int q = 0; q < n - 1; ++q) {
+      local.steps.push_back(make_step(StepType::Reduce, BufferKind::Scratch, q, BufferKind::Output,
+                                      r, 1, -1, -1, q == n - 2));
+    }
+    const int reduced = static_cast<int>(local.steps.size()) - 1;
+    gpu.threadblocks.push_back(local);
+    int q = 0;
+    for (int p = 0; p < n; ++p) {
+      if (p == r) continue;
+      ir::Threadblock sender;
+      sender.id = 1 + 2 * q;
+      sender.send = p;
+      sender.steps.push_back(make_step(StepType::Send, BufferKind::Input, p, BufferKind::None, -1));
+      sender.steps.push_back(nop(0, reduced));
+      sender.steps.push_back(
+          make_step(StepType::Send, BufferKind::Output, r, BufferKind::None, -1));
+      ir::Threadblock receiver;
+      receiver.id = 2 + 2 * q;
+      receiver.recv = p;
+      receiver.steps.push_back(
+          make_step(StepType::Recv, BufferKind::None, -1, BufferKind::Scratch, q, 1, -1, -1, true));
+      receiver.steps.push_back(
+          make_step(StepType::Recv, BufferKind::None, -1, BufferKind::Output, p));
+      gpu.threadblocks.push_back(sender);
+      gpu.threadblocks.push_back(receiver);
+      ++q;
+    }
+  }
+  return a;
+}
+
+// All-pairs allreduce as a dependency chain: rank r reduces chunk r from every peer into o[r] by
+// a chain of rrc steps, one receiving threadblock per peer, each waiting for the previous link;
+// then it sends o[r] to every peer. `with_nops` routes the waits through nop steps, as compilers
+// write them. Exercises cross-threadblock dependencies more than it runs fast.
+inline ir::Algorithm allpairs_chain_allreduce(int n, ir::Protocol proto, bool with_nops) {
+  using ir::BufferKind;
+  using ir::StepType;
+  ir::Algorithm a =
+      base_algorithm(with_nops ? "allpairs_chain_allreduce_nops" : "allpairs_chain_allreduce",
+                     ir::Collective::AllReduce, n, n, proto);
+  const int reduce_step = with_nops ? 1 : 0;  // index of the rrc in a receiving threadblock
+  for (int r = 0; r < n; ++r) {
+    ir::Gpu& gpu = a.gpus[static_cast<std::size_t>(r)];
+    gpu.input_chunks = gpu.output_chunks = n;
+    ir::Threadblock local;
+    local.id = 0;
+    local.steps.push_back(
+        make_step(StepType::Copy, BufferKind::Input, r, BufferKind::Output, r, 1, -1, -1, true));
+    gpu.threadblocks.push_back(local);
+    int q = 0;
+    int last_recv_tb = 0;
+    for (int p = 0; p < n; ++p) {
+      if (p == r) continue;
+      const int send_id = 1 + 2 * q;
+      const int recv_id = 2 + 2 * q;
+      // The previous link of the reduction chain.
+      const int chain_tb = q == 0 ? 0 : recv_id - 2;
+      const int chain_step = q == 0 ? 0 : reduce_step;
+      ir::Threadblock receiver;
+      receiver.id = recv_id;
+      receiver.recv = p;
+      if (with_nops) {
+        receiver.steps.push_back(nop(chain_tb, chain_step));
+        receiver.steps.push_back(make_step(StepType::RecvReduceCopy, BufferKind::Output, r,
+                                           BufferKind::Output, r, 1, -1, -1, true));
+      } else {
+        receiver.steps.push_back(make_step(StepType::RecvReduceCopy, BufferKind::Output, r,
+                                           BufferKind::Output, r, 1, chain_tb, chain_step, true));
+      }
+      receiver.steps.push_back(
+          make_step(StepType::Recv, BufferKind::None, -1, BufferKind::Output, p));
+      ir::Threadblock sender;
+      sender.id = send_id;
+      sender.send = p;
+      sender.steps.push_back(make_step(StepType::Send, BufferKind::Input, p, BufferKind::None, -1));
+      gpu.threadblocks.push_back(sender);
+      gpu.threadblocks.push_back(receiver);
+      last_recv_tb = recv_id;
+      ++q;
+    }
+    // Every sender's second message is the fully reduced o[r]: it waits for the chain's end.
+    for (auto& tb : gpu.threadblocks) {
+      if (tb.send < 0) continue;
+      if (with_nops) {
+        tb.steps.push_back(nop(last_recv_tb, reduce_step));
+        tb.steps.push_back(make_step(StepType::Send, BufferKind::Output, r, BufferKind::None, -1));
+      } else {
+        tb.steps.push_back(make_step(StepType::Send, BufferKind::Output, r, BufferKind::None, -1, 1,
+                                     last_recv_tb, reduce_step));
+      }
+    }
+  }
+  return a;
+}
+
+// Ring allgather, out of place: a copy threadblock puts the rank's input into its output block.
+inline ir::Algorithm ring_allgather(int n, ir::Protocol proto) {
+  using ir::BufferKind;
+  using ir::StepType;
+  ir::Algorithm a = base_algorithm("ring_allgather", ir::Collective::AllGather, n, n, proto);
+  a.inplace = false;
+  for (int r = 0; r < n; ++r) {
+    ir::Gpu& gpu = a.gpus[static_cast<std::size_t>(r)];
+    gpu.input_chunks = 1;
+    gpu.output_chunks = n;
+    ir::Threadblock ring;
+    ring.id = 0;
+    ring.send = mod(r + 1, n);
+    ring.recv = mod(r - 1, n);
+    ring.steps.push_back(make_step(StepType::Send, BufferKind::Input, 0, BufferKind::None, -1));
+    for (int k = 1; k <= n - 2; ++k) {
+      ring.steps.push_back(make_step(StepType::RecvCopySend, BufferKind::None, -1,
+                                     BufferKind::Output, mod(r - k, n)));
+    }
+    ring.steps.push_back(
+        make_step(StepType::Recv, BufferKind::None, -1, BufferKind::Output, mod(r - n + 1, n)));
+    ir::Threadblock copy;
+    copy.id = 1;
+    copy.steps.push_back(make_step(StepType::Copy, BufferKind::Input, 0, BufferKind::Output, r));
+    gpu.threadblocks.push_back(ring);
+    gpu.threadblocks.push_back(copy);
+  }
+  return a;
+}
+
+// Two ranks that each receive before they send: valid, and a deadlock at any FIFO depth.
+inline ir::Algorithm deadlock_pair(ir::Protocol proto) {
+  using ir::BufferKind;
+  using ir::StepType;
+  ir::Algorithm a = base_algorithm("deadlock_pair", ir::Collective::AllReduce, 2, 1, proto);
+  for (int r = 0; r < 2; ++r) {
+    ir::Gpu& gpu = a.gpus[static_cast<std::size_t>(r)];
+    gpu.input_chunks = gpu.output_chunks = 1;
+    ir::Threadblock tb;
+    tb.send = tb.recv = 1 - r;
+    tb.steps.push_back(make_step(StepType::Recv, BufferKind::None, -1, BufferKind::Output, 0));
+    tb.steps.push_back(make_step(StepType::Send, BufferKind::Input, 0, BufferKind::None, -1));
+    gpu.threadblocks.push_back(tb);
+  }
+  return a;
+}
+
+}  // namespace weft::perf

@@ -1,0 +1,318 @@
+// weft-perf: nccl-tests-style benchmark of a Weft algorithm on the GPU runtime.
+//
+//   weft-perf --builtin ring --ranks 8 -b 1K -e 256M -f 2            # 8 emulated ranks, one GPU
+//   weft-perf --xml algo.xml --rank R --nranks N --rendezvous host:port   # one process per GPU
+//
+// Each row: the call's size and count, then for out-of-place and in-place the time per call,
+// algbw, busbw, #wrong (elements differing from the CPU reference executor) and the fraction of
+// the device's measured copy bandwidth the call's device-memory traffic achieved; last, that
+// traffic in bytes (per device: every rank in emulation).
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "device_call.h"
+#include "perf_options.h"
+#include "perf_report.h"
+#include "weft/runtime/collective_spec.h"
+#include "weft/runtime/cpu_executor.h"
+#include "weft/runtime/gpu/call_plan.h"
+#include "weft/runtime/gpu/communicator.h"
+#include "weft/runtime/gpu/device_program.h"
+#include "weft/runtime/validate.h"
+
+namespace weft::perf {
+namespace {
+
+using gpu::Result;
+using gpu::Status;
+
+Status cuda(cudaError_t e, std::string_view what) {
+  if (e == cudaSuccess) return {};
+  return Status::error(gpu::ErrorCode::CudaError,
+                       fmt::format("{}: {}", what, cudaGetErrorString(e)));
+}
+
+struct Session {
+  PerfOptions options;
+  std::shared_ptr<gpu::Bootstrap> bootstrap;  // multi-process mode only
+  std::unique_ptr<gpu::Communicator> comm;
+  ir::Algorithm algorithm;
+  gpu::AlgorithmHandle handle;
+  std::vector<gpu::RankProgram> local_programs;
+  double copy_bandwidth = 0;
+  cudaStream_t stream = nullptr;
+  bool printer = true;  // rank 0 prints
+};
+
+Result<ir::Algorithm> read_algorithm(const PerfOptions& o, int nranks) {
+  const ir::Protocol protocol = o.protocol.value_or(ir::Protocol::Simple);
+  if (!o.builtin.empty()) return builtin_algorithm(o.builtin, nranks, protocol);
+  ir::LoadResult loaded = ir::load_xml_file(o.xml, ir::weft_limits());
+  if (!loaded.ok()) {
+    return Status::error(gpu::ErrorCode::InvalidAlgorithm,
+                         fmt::format("{}:\n{}", o.xml, loaded.diagnostics.str()));
+  }
+  ir::Algorithm algo = std::move(*loaded.algorithm);
+  if (o.protocol) algo.protocol = *o.protocol;  // results never depend on the protocol
+  return algo;
+}
+
+Status open(Session& s) {
+  const PerfOptions& o = s.options;
+  auto runtime = gpu::runtime_options_from_env(gpu::process_environment());
+  if (!runtime.ok()) return runtime.status();
+  gpu::RuntimeOptions options = runtime.value();
+  if (o.timeout_s > 0) options.timeout_s = o.timeout_s;
+  int devices = 0;
+  if (auto st = cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount"); !st.ok()) return st;
+  Result<std::shared_ptr<gpu::Transport>> transport =
+      Status::error(gpu::ErrorCode::InternalError, "");
+  int nranks = o.ranks;
+  if (o.ranks > 0) {
+    transport = gpu::make_emulation_transport(o.ranks, o.device >= 0 ? o.device : 0);
+  } else {
+    nranks = o.nranks;
+    gpu::SocketBootstrapOptions boot;
+    boot.root = gpu::parse_socket_address(o.rendezvous).value();
+    boot.rank = o.rank;
+    boot.size = o.nranks;
+    auto bootstrap = gpu::make_socket_bootstrap(boot);
+    if (!bootstrap.ok()) return bootstrap.status();
+    s.bootstrap = std::move(bootstrap.value());
+    const int device = o.device >= 0 ? o.device : o.rank % std::max(devices, 1);
+    transport = gpu::make_ipc_transport(s.bootstrap, o.nranks, {o.rank}, device);
+    s.printer = o.rank == 0;
+  }
+  if (!transport.ok()) return transport.status();
+  auto comm = gpu::Communicator::create(transport.value(), options);
+  if (!comm.ok()) return comm.status();
+  s.comm = std::move(comm.value());
+  auto algo = read_algorithm(o, nranks);
+  if (!algo.ok()) return algo.status();
+  s.algorithm = std::move(algo.value());
+  auto handle = s.comm->load(s.algorithm);
+  if (!handle.ok()) return handle.status();
+  s.handle = handle.value();
+  for (int rank : s.comm->local_ranks()) {
+    auto program = gpu::flatten_rank(s.algorithm, rank);
+    if (!program.ok()) return program.status();
+    s.local_programs.push_back(std::move(program.value()));
+  }
+  auto bandwidth = measure_copy_bandwidth(s.comm->device());
+  if (!bandwidth.ok()) return bandwidth.status();
+  s.copy_bandwidth = bandwidth.value();
+  if (auto st = cuda(cudaSetDevice(s.comm->device()), "cudaSetDevice"); !st.ok()) return st;
+  return cuda(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+}
+
+// Waits for the stream and turns a kernel timeout into an error.
+Status settle(Session& s) {
+  if (auto st = cuda(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize"); !st.ok()) return st;
+  return s.comm->async_error();
+}
+
+// Time per call in microseconds: n iterations after w warm-ups, or n iterations captured in a
+// graph replayed G times.
+Result<double> time_calls(Session& s, const DeviceCall& call) {
+  const PerfOptions& o = s.options;
+  for (int i = 0; i < o.warmup; ++i) {
+    if (auto st = call.run(*s.comm, s.handle, o.op, o.root, s.stream); !st.ok()) return st;
+  }
+  if (auto st = settle(s); !st.ok()) return st;
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  double calls = o.iterations;
+  Status status;
+  if (o.graph_launches > 0) {
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    status = cuda(cudaStreamBeginCapture(s.stream, cudaStreamCaptureModeThreadLocal), "capture");
+    for (int i = 0; i < o.iterations && status.ok(); ++i) {
+      status = call.run(*s.comm, s.handle, o.op, o.root, s.stream);
+    }
+    const Status end = cuda(cudaStreamEndCapture(s.stream, &graph), "cudaStreamEndCapture");
+    if (status.ok()) status = end;
+    if (status.ok()) status = cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+    if (status.ok()) status = cuda(cudaGraphLaunch(exec, s.stream), "cudaGraphLaunch");  // warm
+    if (status.ok()) status = settle(s);
+    if (status.ok()) {
+      cudaEventRecord(start, s.stream);
+      for (int g = 0; g < o.graph_launches && status.ok(); ++g) {
+        status = cuda(cudaGraphLaunch(exec, s.stream), "cudaGraphLaunch");
+      }
+      cudaEventRecord(stop, s.stream);
+      calls = static_cast<double>(o.iterations) * o.graph_launches;
+    }
+    if (exec != nullptr) cudaGraphExecDestroy(exec);
+    if (graph != nullptr) cudaGraphDestroy(graph);
+  } else {
+    cudaEventRecord(start, s.stream);
+    for (int i = 0; i < o.iterations && status.ok(); ++i) {
+      status = call.run(*s.comm, s.handle, o.op, o.root, s.stream);
+    }
+    cudaEventRecord(stop, s.stream);
+  }
+  if (status.ok()) status = settle(s);
+  float ms = 0;
+  if (status.ok()) cudaEventElapsedTime(&ms, start, stop);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  if (!status.ok()) return status;
+  return static_cast<double>(ms) * 1e3 / calls;
+}
+
+// Sums a count over all processes (multi-process mode); the identity in emulation.
+Result<long long> sum_over_ranks(Session& s, long long mine) {
+  if (!s.bootstrap) return mine;
+  std::vector<long long> all(static_cast<std::size_t>(s.bootstrap->size()));
+  all[static_cast<std::size_t>(s.bootstrap->rank())] = mine;
+  if (auto st = s.bootstrap->allgather(std::as_writable_bytes(std::span(all)), sizeof(long long));
+      !st.ok()) {
+    return st;
+  }
+  long long total = 0;
+  for (long long v : all) total += v;
+  return total;
+}
+
+Result<ModeResult> run_mode(Session& s, const cpu::Executor& executor, const RowCall& row,
+                            bool in_place) {
+  const PerfOptions& o = s.options;
+  gpu::CallShape shape;
+  shape.collective = s.algorithm.collective;
+  shape.nranks = s.algorithm.ngpus;
+  shape.count = row.count;
+  shape.dtype = o.dtype;
+  shape.op = o.op;
+  shape.in_place = in_place;
+  shape.root = o.root;
+  if (!s.comm->applies(s.handle, shape)) return ModeResult{};  // N/A
+  auto call = DeviceCall::create(*s.comm, s.algorithm, row.count, o.dtype, in_place);
+  if (!call.ok()) return call.status();
+  const std::size_t chunk =
+      row.total_elements / static_cast<std::size_t>(s.algorithm.nchunksperloop);
+  Reference reference;
+  if (o.check) {
+    reference = compute_reference(executor, chunk, o.dtype, o.op, o.root, in_place);
+    if (!reference.error.empty()) {
+      return Status::error(gpu::ErrorCode::InvalidAlgorithm,
+                           "the CPU reference executor failed: " + reference.error);
+    }
+    if (auto st = call.value()->upload(reference); !st.ok()) return st;
+  } else if (auto st = call.value()->fill(0); !st.ok()) {
+    return st;
+  }
+  if (auto st = s.comm->reserve_scratch(s.handle, row.count, o.dtype); !st.ok()) return st;
+  auto time = time_calls(s, *call.value());
+  if (!time.ok()) return time.status();
+  long long wrong = -1;
+  if (o.check) {
+    // Start again from the reference's inputs: in-place calls and avg changed them.
+    if (auto st = call.value()->upload(reference); !st.ok()) return st;
+    if (auto st = call.value()->run(*s.comm, s.handle, o.op, o.root, s.stream); !st.ok()) return st;
+    if (auto st = settle(s); !st.ok()) return st;
+    auto counted = call.value()->count_wrong(reference);
+    if (!counted.ok()) return counted.status();
+    auto total = sum_over_ranks(s, static_cast<long long>(counted.value()));
+    if (!total.ok()) return total.status();
+    wrong = total.value();
+  }
+  const std::uint64_t traffic =
+      gpu::device_memory_traffic(s.local_programs, chunk, size_of(o.dtype));
+  return measure(row.bytes, time.value(), bus_factor(s.algorithm.collective, s.algorithm.ngpus),
+                 traffic, s.copy_bandwidth, wrong);
+}
+
+int run(Session& s) {
+  const PerfOptions& o = s.options;
+  if (auto st = open(s); !st.ok()) {
+    std::fprintf(stderr, "weft-perf: %s\n", st.str().c_str());
+    return 1;
+  }
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, s.comm->device());
+  if (s.printer) {
+    std::printf("# weft-perf: algorithm '%s' (%s, %d ranks, %s, %d channels), %s\n",
+                s.algorithm.name.c_str(),
+                std::string(ir::to_string(s.algorithm.collective)).c_str(), s.algorithm.ngpus,
+                std::string(ir::to_string(s.algorithm.protocol)).c_str(), s.algorithm.nchannels,
+                o.ranks > 0 ? fmt::format("{} ranks emulated on one GPU", o.ranks).c_str()
+                            : "one rank per process");
+    std::printf("# device %d: %s, %d SMs; measured copy bandwidth %.1f GB/s (read + write)\n",
+                s.comm->device(), prop.name, prop.multiProcessorCount, s.copy_bandwidth);
+    std::printf("# iterations %d, warm-up %d, check %d, CUDA graph launches %d, timeout %.1f s\n",
+                o.iterations, o.warmup, o.check ? 1 : 0, o.graph_launches,
+                s.comm->options().timeout_s);
+    std::fputs(table_header().c_str(), stdout);
+  }
+  const cpu::Executor executor(s.algorithm, standard_spec(s.algorithm, o.root));
+  long long wrong_total = 0;
+  double busbw_sum = 0;
+  int busbw_rows = 0;
+  int status = 0;
+  std::size_t last_bytes = 0;
+  for (std::size_t bytes : size_sweep(o.min_bytes, o.max_bytes, o.step_factor)) {
+    const RowCall call = row_call(s.algorithm, bytes, o.dtype);
+    if (call.bytes == last_bytes) continue;  // rounding made it the previous row
+    last_bytes = call.bytes;
+    Row row;
+    row.bytes = call.bytes;
+    row.count = call.total_elements;
+    row.dtype = o.dtype;
+    row.op = o.op;
+    row.root = o.root;
+    row.traffic_bytes = gpu::device_memory_traffic(
+        s.local_programs,
+        call.total_elements / static_cast<std::size_t>(s.algorithm.nchunksperloop),
+        size_of(o.dtype));
+    for (bool in_place : {false, true}) {
+      auto result = run_mode(s, executor, call, in_place);
+      if (!result.ok()) {
+        std::fprintf(stderr, "weft-perf: %zu bytes %s: %s\n", call.bytes,
+                     in_place ? "in-place" : "out-of-place", result.status().str().c_str());
+        std::fflush(stdout);
+        return 1;  // a timeout poisons the communicator: nothing further can run
+      }
+      (in_place ? row.in_place : row.out_of_place) = result.value();
+      if (result.value().ran) {
+        if (result.value().wrong > 0) {
+          wrong_total += result.value().wrong;
+          status = 1;
+        }
+        busbw_sum += result.value().busbw_gbs;
+        ++busbw_rows;
+      }
+    }
+    if (s.printer) {
+      std::fputs(format_row(row).c_str(), stdout);
+      std::fflush(stdout);
+    }
+  }
+  if (s.printer) {
+    std::fputs(table_footer(wrong_total, busbw_rows > 0 ? busbw_sum / busbw_rows : 0).c_str(),
+               stdout);
+  }
+  if (s.stream != nullptr) cudaStreamDestroy(s.stream);
+  return status;
+}
+
+}  // namespace
+}  // namespace weft::perf
+
+int main(int argc, char** argv) {
+  weft::perf::ParseOutcome parsed = weft::perf::parse_perf_options(argc, argv);
+  if (!parsed.options) {
+    std::fputs(parsed.text.c_str(), parsed.exit_code == 0 ? stdout : stderr);
+    std::fputs("\n", parsed.exit_code == 0 ? stdout : stderr);
+    return parsed.exit_code;
+  }
+  weft::perf::Session session;
+  session.options = std::move(*parsed.options);
+  return weft::perf::run(session);
+}

@@ -1,0 +1,215 @@
+#include "perf_options.h"
+
+#include <algorithm>
+#include <charconv>
+#include <numeric>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "builtin_algorithms.h"
+#include "weft/runtime/geometry.h"
+#include "weft/runtime/gpu/bootstrap.h"
+#include "weft/runtime/gpu/options.h"
+
+namespace weft::perf {
+
+namespace {
+
+// CLI11 validator/transformer for nccl-tests' sizes ("64K", "1G").
+std::string parse_size_into(const std::string& text, std::size_t& out) {
+  const auto value = gpu::parse_byte_size(text);
+  if (!value) return fmt::format("'{}' is not a size (bytes, or with K/M/G)", text);
+  out = *value;
+  return {};
+}
+
+}  // namespace
+
+ParseOutcome parse_perf_options(int argc, const char* const* argv) {
+  PerfOptions o;
+  CLI::App app{
+      "weft-perf: nccl-tests-style benchmark of Weft algorithms on the GPU runtime.\n"
+      "Emulation: --ranks N runs N ranks in this process on one GPU. Multi-process: start one\n"
+      "process per rank with --rank R --nranks N --rendezvous host:port (rank 0 listens)."};
+  app.set_help_flag("-h,--help", "print this help and exit");
+  auto* xml = app.add_option("--xml,xml", o.xml, "algorithm file (MSCCL XML)");
+  auto* builtin = app.add_option(
+      "--builtin", o.builtin,
+      "built-in algorithm: ring[:channels], allpairs, allpairs-chain, allgather-ring");
+  xml->excludes(builtin);
+  std::string protocol;
+  app.add_option("--proto", protocol, "override the algorithm's protocol: Simple, LL, LL128");
+  std::string min_text, max_text;
+  app.add_option("-b,--minbytes", min_text, "smallest size (default 32M)");
+  app.add_option("-e,--maxbytes", max_text, "largest size (default 32M)");
+  app.add_option("-f,--stepfactor", o.step_factor, "size multiplier (default 2)")
+      ->check(CLI::Range(std::size_t{2}, std::size_t{1} << 20));
+  app.add_option("-n,--iters", o.iterations, "timed iterations (default 20)")
+      ->check(CLI::Range(1, 1 << 24));
+  app.add_option("-w,--warmup_iters", o.warmup, "warm-up iterations (default 5)")
+      ->check(CLI::Range(0, 1 << 24));
+  int check = 1;
+  app.add_option("-c,--check", check, "check results against the CPU reference (default 1)")
+      ->check(CLI::Range(0, 1));
+  std::string dtype = "float", op = "sum";
+  app.add_option("-d,--datatype", dtype,
+                 "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16");
+  app.add_option("-o,--op", op, "sum prod min max avg");
+  app.add_option("-G,--cudagraph", o.graph_launches,
+                 "capture the iterations in a CUDA graph and replay it this often (default 0)")
+      ->check(CLI::Range(0, 1 << 20));
+  app.add_option("-r,--root", o.root, "root of broadcast/reduce (default 0)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--ranks", o.ranks, "emulate this many ranks on one GPU")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--rank", o.rank, "this process's rank (multi-process mode)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--nranks", o.nranks, "ranks in all (multi-process mode)")
+      ->check(CLI::Range(1, 1 << 16));
+  app.add_option("--rendezvous", o.rendezvous,
+                 "host:port where rank 0 listens (multi-process mode)");
+  app.add_option("--device", o.device, "CUDA device (default: rank modulo device count)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--timeout", o.timeout_s,
+                 "seconds a kernel wait may last (default WEFT_TIMEOUT_S)")
+      ->check(CLI::PositiveNumber);
+
+  ParseOutcome outcome;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    outcome.text = app.help();
+    outcome.exit_code = 0;
+    return outcome;
+  } catch (const CLI::ParseError& e) {
+    outcome.text = fmt::format("weft-perf: {}\nRun with --help for the options.", e.what());
+    outcome.exit_code = 2;
+    return outcome;
+  }
+  auto fail = [&](std::string message) {
+    outcome.text = "weft-perf: " + std::move(message);
+    outcome.exit_code = 2;
+    return outcome;
+  };
+  if (!min_text.empty()) {
+    if (auto e = parse_size_into(min_text, o.min_bytes); !e.empty()) return fail("-b: " + e);
+  }
+  if (!max_text.empty()) {
+    if (auto e = parse_size_into(max_text, o.max_bytes); !e.empty()) return fail("-e: " + e);
+  }
+  // One bound alone moves the other default along when needed (-e 1K alone means 1K..1K).
+  if (min_text.empty() && o.max_bytes < o.min_bytes) o.min_bytes = o.max_bytes;
+  if (max_text.empty() && o.max_bytes < o.min_bytes) o.max_bytes = o.min_bytes;
+  if (o.min_bytes == 0 || o.max_bytes < o.min_bytes) {
+    return fail(fmt::format("need 0 < -b ({}) <= -e ({})", o.min_bytes, o.max_bytes));
+  }
+  const auto parsed_type = parse_data_type(dtype);
+  if (!parsed_type) return fail(fmt::format("-d: unknown data type '{}'", dtype));
+  o.dtype = *parsed_type;
+  const auto parsed_op = parse_reduce_op(op);
+  if (!parsed_op) return fail(fmt::format("-o: unknown operator '{}'", op));
+  o.op = *parsed_op;
+  o.check = check != 0;
+  if (!protocol.empty()) {
+    o.protocol = ir::parse_protocol(protocol);
+    if (!o.protocol) return fail(fmt::format("--proto: '{}' is not Simple, LL or LL128", protocol));
+  }
+  if (o.xml.empty() && o.builtin.empty())
+    return fail("give an algorithm: --xml FILE or --builtin NAME");
+  const bool multi = o.rank >= 0 || o.nranks > 0 || !o.rendezvous.empty();
+  if (multi && o.ranks > 0)
+    return fail("--ranks (emulation) and --rank/--nranks/--rendezvous exclude each other");
+  if (multi) {
+    if (o.rank < 0 || o.nranks <= 0 || o.rendezvous.empty()) {
+      return fail("multi-process mode needs --rank, --nranks and --rendezvous");
+    }
+    if (o.rank >= o.nranks)
+      return fail(fmt::format("--rank {} is not below --nranks {}", o.rank, o.nranks));
+    if (auto address = gpu::parse_socket_address(o.rendezvous); !address.ok()) {
+      return fail("--rendezvous: " + address.status().message);
+    }
+  } else if (o.ranks == 0) {
+    return fail("give --ranks N (emulation) or --rank/--nranks/--rendezvous (multi-process)");
+  }
+  outcome.options = std::move(o);
+  return outcome;
+}
+
+std::vector<std::size_t> size_sweep(std::size_t min_bytes, std::size_t max_bytes,
+                                    std::size_t factor) {
+  std::vector<std::size_t> sizes;
+  if (min_bytes == 0 || factor < 2) return sizes;
+  for (std::size_t size = min_bytes; size <= max_bytes; size *= factor) {
+    sizes.push_back(size);
+    if (size > max_bytes / factor) break;  // the next one would overflow or pass the end
+  }
+  return sizes;
+}
+
+RowCall row_call(const ir::Algorithm& algo, std::size_t bytes, DataType dtype) {
+  RowCall row;
+  const std::size_t element = size_of(dtype);
+  const auto m = static_cast<std::size_t>(std::max(ir::count_multiplier(algo), 1));
+  const auto chunks = static_cast<std::size_t>(std::max(algo.nchunksperloop, 1));
+  // count × m must be a multiple of nchunksperloop: count a multiple of this unit.
+  const std::size_t unit = chunks / std::gcd(chunks, m);
+  std::size_t count = bytes / element / m;
+  count -= count % unit;
+  if (count == 0) count = unit;
+  row.count = count;
+  row.total_elements = count * m;
+  row.bytes = row.total_elements * element;
+  return row;
+}
+
+double bus_factor(ir::Collective collective, int nranks) {
+  const double n = nranks;
+  switch (collective) {
+    case ir::Collective::AllReduce:
+      return nranks > 0 ? 2.0 * (n - 1) / n : 0;
+    case ir::Collective::AllGather:
+    case ir::Collective::ReduceScatter:
+    case ir::Collective::AllToAll:
+      return nranks > 0 ? (n - 1) / n : 0;
+    case ir::Collective::Broadcast:
+    case ir::Collective::Reduce:
+    case ir::Collective::Custom:
+      break;
+  }
+  return 1.0;
+}
+
+gpu::Result<ir::Algorithm> builtin_algorithm(const std::string& spec, int nranks,
+                                             ir::Protocol protocol) {
+  using gpu::ErrorCode;
+  using gpu::Status;
+  if (nranks < 2) {
+    return Status::error(ErrorCode::InvalidArgument,
+                         fmt::format("built-in algorithms need at least 2 ranks, not {}", nranks));
+  }
+  const auto colon = spec.find(':');
+  const std::string name = spec.substr(0, colon);
+  int channels = 1;
+  if (colon != std::string::npos) {
+    const std::string arg = spec.substr(colon + 1);
+    const auto [end, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), channels);
+    if (ec != std::errc() || end != arg.data() + arg.size() || channels < 1 || channels > 32) {
+      return Status::error(ErrorCode::InvalidArgument,
+                           fmt::format("'{}': channels must be 1..32", spec));
+    }
+  }
+  if (name == "ring") return ring_allreduce(nranks, protocol, channels);
+  if (name == "allpairs" && colon == std::string::npos) return allpairs_allreduce(nranks, protocol);
+  if (name == "allpairs-chain" && colon == std::string::npos) {
+    return allpairs_chain_allreduce(nranks, protocol, true);
+  }
+  if (name == "allgather-ring" && colon == std::string::npos)
+    return ring_allgather(nranks, protocol);
+  return Status::error(ErrorCode::InvalidArgument,
+                       fmt::format("unknown built-in algorithm '{}' (ring[:channels], allpairs, "
+                                   "allpairs-chain, allgather-ring)",
+                                   spec));
+}
+
+}  // namespace weft::perf

@@ -1,0 +1,56 @@
+// Third-party MSCCL XML (../shared/msccl-xml) on the interpreter, emulating each file's rank
+// count, against the CPU reference. Skips with a message when the corpus is absent.
+#include <filesystem>
+
+#include "gpu_test_support.h"
+#include "weft/runtime/validate.h"
+
+namespace weft::gpu::testing {
+namespace {
+
+TEST_CASE("MSCCL XML corpus matches the CPU reference", "[gpu][corpus]") {
+  const std::filesystem::path root(WEFT_MSCCL_XML_DIR);
+  if (!std::filesystem::is_directory(root)) {
+    WARN("no MSCCL XML corpus at " << root << ": skipped");
+    return;
+  }
+  int ran = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+    if (entry.path().extension() != ".xml") continue;
+    ir::LoadResult loaded = ir::load_xml_file(entry.path().string(), ir::weft_limits());
+    if (!loaded.ok()) {
+      WARN(entry.path().string() << " does not load (the IR tests cover why):\n"
+                                 << loaded.diagnostics.str());
+      continue;
+    }
+    const ir::Algorithm& algo = *loaded.algorithm;
+    if (algo.collective == ir::Collective::Custom || algo.ngpus > 64) continue;
+    // Does the CPU reference complete at the runtime's FIFO depths? If not, the file deadlocks
+    // by design at D = 2 and the GPU would rightly time out.
+    const cpu::Executor executor(algo, standard_spec(algo, 0));
+    cpu::RunOptions probe;
+    probe.chunk_elements = 3;
+    probe.tile_elements = 3;
+    probe.fifo_depth = 2;
+    probe.in_place = !algo.outofplace;
+    if (executor.run(probe).outcome != cpu::Outcome::Pass) {
+      WARN(entry.path().filename().string()
+           << ": needs FIFO depth > 2 or is not correct on the CPU; skipped");
+      continue;
+    }
+    INFO(entry.path().string());
+    auto e = emulate(algo, small_tiles());
+    for (bool in_place : {false, true}) {
+      if ((in_place && !algo.inplace) || (!in_place && !algo.outofplace)) continue;
+      for (std::size_t chunk : {std::size_t{1}, std::size_t{100}}) {
+        CHECK(run_checked(*e, {chunk, DataType::Float, ReduceOp::Sum, in_place}) == 0);
+        CHECK(run_checked(*e, {chunk, DataType::Int32, ReduceOp::Sum, in_place}) == 0);
+      }
+    }
+    ++ran;
+  }
+  CHECK(ran > 0);
+}
+
+}  // namespace
+}  // namespace weft::gpu::testing

@@ -1,0 +1,109 @@
+// The arithmetic the kernel uses to place a message in a FIFO slot (kernel/message_layout.h) and
+// to encode dependency flags, checked on the host: every element of every piece lands in exactly
+// one payload word, messages fit their slot, and flags only grow.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <tuple>
+
+#include "kernel/message_layout.h"
+#include "weft/runtime/gpu/call_plan.h"
+#include "weft/runtime/gpu/device_program.h"
+
+namespace weft::gpu::device {
+namespace {
+
+struct Geometry {
+  ir::Protocol proto;
+  std::size_t slot_bytes;
+  int max_count;
+  std::size_t element_bytes;
+  std::size_t max_tile_bytes;
+  std::size_t chunk_elements;
+};
+
+TEST_CASE("every element of a message sits in exactly one payload word", "[message]") {
+  const Geometry cases[] = {
+      {ir::Protocol::LL, 1024, 1, 4, 0, 37},     {ir::Protocol::LL, 1024, 3, 1, 0, 1000},
+      {ir::Protocol::LL, 4096, 7, 2, 24, 77},    {ir::Protocol::LL128, 1024, 2, 8, 0, 501},
+      {ir::Protocol::LL128, 2048, 5, 4, 40, 33}, {ir::Protocol::LL128, 1024, 72, 4, 0, 19},
+      {ir::Protocol::Simple, 1024, 72, 1, 0, 3},
+  };
+  for (const Geometry& g : cases) {
+    const ProtocolOptions options{g.slot_bytes, 4};
+    const std::size_t tile = tile_elements(g.proto, options, g.max_count, g.element_bytes,
+                                           g.max_tile_bytes, g.chunk_elements);
+    REQUIRE(tile > 0);
+    const std::size_t stride = piece_stride_bytes(tile, g.element_bytes);
+    const std::size_t per_message = pieces_per_message(g.proto, options, stride);
+    const std::size_t payload = slot_payload_bytes(g.proto, g.slot_bytes);
+    const auto element = static_cast<std::uint32_t>(g.element_bytes);
+    // The last tile may be shorter; check a full one and the ragged one.
+    const std::size_t tiles = (g.chunk_elements + tile - 1) / tile;
+    for (std::size_t len : {tile, g.chunk_elements - (tiles - 1) * tile}) {
+      for (std::uint32_t n = 1; n <= std::min<std::size_t>(per_message, g.max_count); ++n) {
+        INFO("proto " << ir::to_string(g.proto) << " T " << tile << " len " << len << " n " << n
+                      << " element " << g.element_bytes);
+        const std::uint64_t words = message_words(n, stride, len, element);
+        CHECK(words * 8 <= payload);
+        if (g.proto == ir::Protocol::LL) CHECK(words * 16 <= g.slot_bytes);  // 16-byte lines
+        if (g.proto == ir::Protocol::LL128) {
+          CHECK(ll128_lines(n, stride, len, element) * 128 <= g.slot_bytes);
+        }
+        std::map<std::pair<std::uint32_t, std::uint64_t>, int> seen;
+        for (std::uint64_t w = 0; w < words; ++w) {
+          const WordContents c = word_contents(w, n, stride, len, element);
+          CHECK(c.count * g.element_bytes <= 8);
+          for (std::uint32_t q = 0; q < c.count; ++q) ++seen[{c.piece, c.element + q}];
+        }
+        CHECK(seen.size() == n * len);
+        for (const auto& [where, times] : seen) {
+          CHECK(times == 1);
+          CHECK(where.first < n);
+          CHECK(where.second < len);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("LL128 lanes cover the payload words in order, skipping the flag", "[message]") {
+  std::uint64_t expected = 0;
+  for (std::uint64_t line = 0; line < 3; ++line) {
+    for (std::uint32_t part = 0; part < 8; ++part) {
+      for (std::uint32_t w = 0; w < 2; ++w) {
+        if (part == 7 && w == 1) continue;  // the flag
+        CHECK(ll128_payload_word(line, part, w) == expected++);
+      }
+    }
+  }
+}
+
+TEST_CASE("dependency flags grow with launch, tile and step", "[message]") {
+  // A threadblock of 5 flat steps over 3 launches of 4 tiles: every publish exceeds the last,
+  // and a waiter's target for (launch, tile, step) is met exactly by that publish or a later one.
+  const std::uint64_t steps = 5;
+  std::uint64_t previous = 0;
+  std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t>> published;
+  for (std::uint64_t launch = 1; launch <= 3; ++launch) {
+    for (std::uint64_t tile = 0; tile < 4; ++tile) {
+      for (std::uint64_t step = 0; step < steps; ++step) {
+        const std::uint64_t flag = dependency_flag(launch, tile, steps, step);
+        CHECK(flag > previous);
+        previous = flag;
+        published.emplace_back(launch, tile, step, flag);
+      }
+    }
+  }
+  for (const auto& [launch, tile, step, flag] : published) {
+    for (const auto& [l2, t2, s2, f2] : published) {
+      const bool later_or_same = std::tie(l2, t2, s2) >= std::tie(launch, tile, step);
+      CHECK((f2 >= flag) == later_or_same);
+    }
+  }
+  // The previous launch's last flag never satisfies the next launch's first wait.
+  CHECK(dependency_flag(1, 1000, steps, steps - 1) < dependency_flag(2, 0, steps, 0));
+}
+
+}  // namespace
+}  // namespace weft::gpu::device

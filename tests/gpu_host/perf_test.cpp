@@ -1,0 +1,213 @@
+// weft-perf's host side: arguments, size sweep, row geometry, bus factors, the table, and the
+// reference/comparison helpers the GPU checks rely on.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <vector>
+
+#include "builtin_algorithms.h"
+#include "perf_options.h"
+#include "perf_report.h"
+#include "reference.h"
+#include "weft/runtime/collective_spec.h"
+
+namespace weft::perf {
+namespace {
+
+ParseOutcome parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "weft-perf");
+  return parse_perf_options(static_cast<int>(args.size()), args.data());
+}
+
+TEST_CASE("nccl-tests flags parse", "[perf]") {
+  const ParseOutcome o =
+      parse({"--builtin", "ring:2", "--ranks", "8",   "-b", "1K", "-e",      "256M",
+             "-f",        "4",      "-n",      "100", "-w", "3",  "-c",      "0",
+             "-d",        "bf16",   "-o",      "max", "-G", "10", "--proto", "LL128"});
+  INFO(o.text);
+  REQUIRE(o.options);
+  const PerfOptions& p = *o.options;
+  CHECK(p.builtin == "ring:2");
+  CHECK(p.ranks == 8);
+  CHECK(p.min_bytes == 1024);
+  CHECK(p.max_bytes == std::size_t{256} << 20);
+  CHECK(p.step_factor == 4);
+  CHECK(p.iterations == 100);
+  CHECK(p.warmup == 3);
+  CHECK_FALSE(p.check);
+  CHECK(p.dtype == DataType::Bfloat16);
+  CHECK(p.op == ReduceOp::Max);
+  CHECK(p.graph_launches == 10);
+  CHECK(p.protocol == ir::Protocol::LL128);
+}
+
+TEST_CASE("defaults follow nccl-tests and one bound moves the other", "[perf]") {
+  auto o = parse({"alg.xml", "--ranks", "2"});
+  REQUIRE(o.options);
+  CHECK(o.options->xml == "alg.xml");
+  CHECK(o.options->min_bytes == std::size_t{32} << 20);
+  CHECK(o.options->max_bytes == std::size_t{32} << 20);
+  CHECK(o.options->iterations == 20);
+  CHECK(o.options->warmup == 5);
+  CHECK(o.options->check);
+  o = parse({"alg.xml", "--ranks", "2", "-e", "1K"});
+  REQUIRE(o.options);
+  CHECK(o.options->min_bytes == 1024);
+  o = parse({"alg.xml", "--ranks", "2", "-b", "1G"});
+  REQUIRE(o.options);
+  CHECK(o.options->max_bytes == std::size_t{1} << 30);
+}
+
+TEST_CASE("multi-process mode needs rank, nranks and rendezvous", "[perf]") {
+  auto o =
+      parse({"--builtin", "ring", "--rank", "1", "--nranks", "4", "--rendezvous", "host:1234"});
+  REQUIRE(o.options);
+  CHECK(o.options->rank == 1);
+  CHECK(o.options->nranks == 4);
+  CHECK_FALSE(parse({"--builtin", "ring", "--rank", "1", "--nranks", "4"}).options);
+  CHECK_FALSE(
+      parse({"--builtin", "ring", "--rank", "4", "--nranks", "4", "--rendezvous", "h:1"}).options);
+  CHECK_FALSE(parse({"--builtin", "ring", "--ranks", "2", "--rank", "0", "--nranks", "2",
+                     "--rendezvous", "h:1"})
+                  .options);
+}
+
+TEST_CASE("bad arguments fail with a message and exit code 2; help exits 0", "[perf]") {
+  for (const auto& args : std::vector<std::vector<const char*>>{
+           {"--ranks", "2"},                                   // no algorithm
+           {"--builtin", "ring"},                              // no mode
+           {"--builtin", "ring", "--ranks", "2", "-b", "1X"},  // bad size
+           {"--builtin", "ring", "--ranks", "2", "-b", "2M", "-e", "1M"},
+           {"--builtin", "ring", "--ranks", "2", "-d", "complex"},
+           {"--builtin", "ring", "--ranks", "2", "-o", "xor"},
+           {"--builtin", "ring", "--ranks", "2", "--proto", "LL64"},
+           {"--builtin", "ring", "--ranks", "2", "-f", "1"},
+           {"--builtin", "ring", "--ranks", "2", "--bogus"},
+           {"a.xml", "--builtin", "ring", "--ranks", "2"}}) {
+    const ParseOutcome o = parse(args);
+    CHECK_FALSE(o.options);
+    CHECK(o.exit_code == 2);
+    CHECK_THAT(o.text, Catch::StartsWith("weft-perf: "));
+  }
+  const ParseOutcome help = parse({"--help"});
+  CHECK_FALSE(help.options);
+  CHECK(help.exit_code == 0);
+  CHECK_THAT(help.text, Catch::Contains("--ranks") && Catch::Contains("-G"));
+}
+
+TEST_CASE("the size sweep multiplies from -b to -e inclusive", "[perf]") {
+  CHECK(size_sweep(1024, 8192, 2) == std::vector<std::size_t>{1024, 2048, 4096, 8192});
+  CHECK(size_sweep(1024, 10000, 4) == std::vector<std::size_t>{1024, 4096});
+  CHECK(size_sweep(100, 100, 2) == std::vector<std::size_t>{100});
+  CHECK(size_sweep(1, ~std::size_t{0}, 2).size() == 64);  // stops before overflowing
+  CHECK(size_sweep(0, 100, 2).empty());
+}
+
+TEST_CASE("rows round the count to what the algorithm divides", "[perf]") {
+  const ir::Algorithm ring = ring_allreduce(8, ir::Protocol::Simple);  // 8 chunks
+  RowCall row = row_call(ring, 1024, DataType::Float);
+  CHECK(row.count == 256);
+  CHECK(row.bytes == 1024);
+  row = row_call(ring, 1000, DataType::Float);  // 250 → 248
+  CHECK(row.count == 248);
+  CHECK(row.bytes == 992);
+  row = row_call(ring, 4, DataType::Float);  // below one element per chunk: one per chunk
+  CHECK(row.count == 8);
+  const ir::Algorithm gather = ring_allgather(8, ir::Protocol::Simple);  // m = 8, 8 chunks
+  row = row_call(gather, 1024, DataType::Float);
+  CHECK(row.count == 32);
+  CHECK(row.total_elements == 256);
+}
+
+TEST_CASE("bus factors are nccl-tests'", "[perf]") {
+  CHECK(bus_factor(ir::Collective::AllReduce, 8) == Approx(1.75));
+  CHECK(bus_factor(ir::Collective::AllGather, 8) == Approx(0.875));
+  CHECK(bus_factor(ir::Collective::ReduceScatter, 4) == Approx(0.75));
+  CHECK(bus_factor(ir::Collective::AllToAll, 2) == Approx(0.5));
+  CHECK(bus_factor(ir::Collective::Broadcast, 8) == Approx(1.0));
+  CHECK(bus_factor(ir::Collective::Reduce, 8) == Approx(1.0));
+}
+
+TEST_CASE("measurements become algbw, busbw and copy-bandwidth fractions", "[perf]") {
+  const ModeResult m = measure(1'000'000, 10.0, 1.75, 4'000'000, 800.0, 0);
+  CHECK(m.algbw_gbs == Approx(100.0));
+  CHECK(m.busbw_gbs == Approx(175.0));
+  CHECK(m.copy_fraction == Approx(0.5));
+  Row row;
+  row.bytes = 1'000'000;
+  row.count = 250'000;
+  row.out_of_place = m;
+  const std::string line = format_row(row);
+  CHECK_THAT(line, Catch::Contains("1000000") && Catch::Contains("175.00") &&
+                       Catch::Contains("50.0") && Catch::Contains("N/A"));
+  CHECK_THAT(table_header(),
+             Catch::Contains("busbw") && Catch::Contains("#wrong") && Catch::Contains("devbytes"));
+  CHECK_THAT(table_footer(0, 1.5), Catch::Contains("0 OK"));
+  CHECK_THAT(table_footer(3, 1.5), Catch::Contains("3 FAILED"));
+}
+
+TEST_CASE("built-in algorithms by name", "[perf]") {
+  auto ring = builtin_algorithm("ring:4", 8, ir::Protocol::LL);
+  REQUIRE(ring.ok());
+  CHECK(ring.value().nchannels == 4);
+  CHECK(ring.value().protocol == ir::Protocol::LL);
+  CHECK(builtin_algorithm("allpairs", 8, ir::Protocol::Simple).ok());
+  CHECK(builtin_algorithm("allgather-ring", 4, ir::Protocol::Simple).ok());
+  CHECK_FALSE(builtin_algorithm("tree", 8, ir::Protocol::Simple).ok());
+  CHECK_FALSE(builtin_algorithm("ring:0", 8, ir::Protocol::Simple).ok());
+  CHECK_FALSE(builtin_algorithm("ring", 1, ir::Protocol::Simple).ok());
+}
+
+TEST_CASE("in-place layouts follow NCCL's aliasing", "[perf]") {
+  const ir::Algorithm ring = ring_allreduce(4, ir::Protocol::Simple);
+  CallLayout l = call_layout(ring, 2, 400, 4, false);
+  CHECK(l.send_bytes == 1600);
+  CHECK(l.recv_bytes == 1600);
+  l = call_layout(ring, 2, 400, 4, true);
+  CHECK(l.recv_bytes == 1600);
+  CHECK(l.send_offset == 0);
+  const ir::Algorithm gather = ring_allgather(4, ir::Protocol::Simple);
+  l = call_layout(gather, 2, 100, 4, false);
+  CHECK(l.send_bytes == 400);
+  CHECK(l.recv_bytes == 1600);
+  l = call_layout(gather, 2, 100, 4, true);
+  CHECK(l.recv_bytes == 1600);
+  CHECK(l.send_offset == 800);
+}
+
+TEST_CASE("the reference matches its own layout and comparisons count elements", "[perf]") {
+  const ir::Algorithm ring = ring_allreduce(4, ir::Protocol::Simple);
+  const cpu::Executor executor(ring, standard_spec(ring, 0));
+  for (bool in_place : {false, true}) {
+    const Reference ref =
+        compute_reference(executor, 10, DataType::Int32, ReduceOp::Sum, 0, in_place);
+    REQUIRE(ref.error.empty());
+    for (int r = 0; r < 4; ++r) {
+      const CallLayout l = call_layout(ring, r, 40, 4, in_place);
+      CHECK(device_image(ref.expected[static_cast<std::size_t>(r)], in_place).size() ==
+            l.recv_bytes);
+      if (!in_place)
+        CHECK(send_image(ref.initial[static_cast<std::size_t>(r)]).size() == l.send_bytes);
+    }
+    // Every rank ends with the same sum.
+    CHECK(device_image(ref.expected[0], in_place) == device_image(ref.expected[3], in_place));
+  }
+  std::vector<std::byte> a(40), b(40);
+  CHECK(count_wrong(DataType::Int32, a, b) == 0);
+  b[5] = std::byte{1};
+  b[13] = std::byte{1};
+  CHECK(count_wrong(DataType::Int32, a, b) == 2);
+  // Floats: within tolerance is right, NaN matches NaN.
+  const float x = 1.0f, y = 1.0f + 1e-7f, z = 1.1f, nan = NAN;
+  std::vector<std::byte> fa(8), fb(8);
+  std::memcpy(fa.data(), &x, 4);
+  std::memcpy(fb.data(), &y, 4);
+  std::memcpy(fa.data() + 4, &nan, 4);
+  std::memcpy(fb.data() + 4, &nan, 4);
+  CHECK(count_wrong(DataType::Float, fa, fb) == 0);
+  std::memcpy(fb.data(), &z, 4);
+  CHECK(count_wrong(DataType::Float, fa, fb) == 1);
+}
+
+}  // namespace
+}  // namespace weft::perf
