@@ -1,0 +1,40 @@
+// The algorithms a process offers to its communicators: every XML file the configuration names,
+// read and validated once, in the order selection tries them. Every rank computes the same
+// order from the same files, which is what makes all ranks pick the same algorithm for a call.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "weft/plugin/shim_config.h"
+#include "weft/runtime/ir.h"
+
+namespace weft::plugin {
+
+struct CatalogEntry {
+  std::string path;
+  ir::Algorithm algorithm;
+};
+
+struct Catalog {
+  std::vector<CatalogEntry> entries;  // in selection order
+  // One message per file (or folder) that was skipped: the path and every finding, each with
+  // file:line and the element path, as validation reports them.
+  std::vector<std::string> skipped;
+};
+
+// The files named by `config`: each folder's *.xml and each listed file, without duplicates
+// (same canonical path), sorted by file name and then by full path so that the order depends on
+// neither the folder's listing order nor the order of the variables. Unreadable folders and
+// missing files land in `problems`.
+std::vector<std::string> list_algorithm_files(const ShimConfig& config,
+                                              std::vector<std::string>& problems);
+
+// Reads and validates (limits profile `weft`) every file; bad files are skipped, never fatal.
+Catalog load_catalog(std::span<const std::string> files);
+
+// Both of the above; folder and file problems are added to Catalog::skipped.
+Catalog load_catalog(const ShimConfig& config);
+
+}  // namespace weft::plugin

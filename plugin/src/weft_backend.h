@@ -1,0 +1,50 @@
+// The shim's access to the Weft GPU runtime, behind an interface so that the shim's decisions
+// (selection, groups, forwarding, communicator bookkeeping) can be tested on a machine without a
+// GPU, with a stand-in backend that records what would have run.
+#pragma once
+
+#include <nccl.h>
+
+#include <memory>
+#include <string>
+
+#include "nccl_functions.h"
+#include "weft/plugin/call_selection.h"
+#include "weft/runtime/gpu/bootstrap.h"
+#include "weft/runtime/gpu/status.h"
+#include "weft/runtime/ir.h"
+
+namespace weft::plugin {
+
+// The Weft communicator beside (or, standalone, instead of) one NCCL communicator: one rank,
+// on one device.
+class WeftSide {
+ public:
+  virtual ~WeftSide() = default;
+  // Collective over the communicator's ranks, in the same order everywhere. Returns the handle
+  // the runtime gave the algorithm.
+  virtual gpu::Result<int> load(const ir::Algorithm& algorithm) = 0;
+  // Enqueues `call` with the algorithm `handle` on `stream`.
+  virtual gpu::Status run(int handle, const CollectiveCall& call, cudaStream_t stream) = 0;
+  // The first failure inside a kernel (a wait that timed out); success while there is none.
+  virtual gpu::Status async_error() const = 0;
+};
+
+class WeftBackend {
+ public:
+  virtual ~WeftBackend() = default;
+  // The CUDA device current on the calling thread (NCCL binds a communicator to it).
+  virtual gpu::Result<int> current_device() = 0;
+  // A bootstrap whose allgather is the real NCCL's ncclAllGather on `comm` (through `nccl`).
+  virtual gpu::Result<std::shared_ptr<gpu::Bootstrap>> nccl_bootstrap(
+      ncclComm_t comm, int rank, int nranks, int device, const NcclFunctions& nccl) = 0;
+  // Collective: the Weft communicator of `rank` among `nranks`, sharing memory by CUDA IPC
+  // through handles exchanged over `bootstrap`.
+  virtual gpu::Result<std::unique_ptr<WeftSide>> create(std::shared_ptr<gpu::Bootstrap> bootstrap,
+                                                        int nranks, int rank, int device) = 0;
+};
+
+// The real one, on weft::gpu::Communicator (built only with CUDA).
+std::unique_ptr<WeftBackend> make_cuda_backend();
+
+}  // namespace weft::plugin
