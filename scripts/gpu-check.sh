@@ -7,7 +7,7 @@
 #   scripts/gpu-check.sh [--deps DIR] [--build DIR] [--log FILE] [--quick] [--steps LIST]
 #
 # --steps picks what runs after the (incremental) build, comma-separated, by default all of
-# tests,check,library,corpus,bench,multi — so that the check can be split over several calls of a few
+# tests,check,library,corpus,bench,multi,nccl — so that the check can be split over several calls of a few
 # minutes each on a machine lent with a per-command time limit; the build folder is reused.
 # --quick shrinks the correctness sweep to 8 ranks and the benchmarks to 64 MB.
 #
@@ -34,7 +34,7 @@ deps=""
 log=""
 quick=0
 pack=""
-steps="tests,check,library,corpus,bench,multi"
+steps="tests,check,library,corpus,bench,multi,nccl"
 
 while (($#)); do
   case "$1" in
@@ -249,6 +249,13 @@ elif ((gpus >= 2)); then
   cat "$build/multiprocess-0.txt"
 else
   step "multi-process: skipped (one GPU; several processes on one GPU would need MPS)"
+fi
+
+# ---- the NCCL shim: real NCCL at one rank, standalone mode at 2, 4, 8 processes ----------------
+if wanted nccl; then
+  step "NCCL shim (scripts/gpu-check-nccl.sh)"
+  WEFT_GPU_CHECK_LOGS="$build/nccl-check" bash "$root/scripts/gpu-check-nccl.sh" "$build" ||
+    fail "NCCL shim check"
 fi
 
 step "summary"
