@@ -88,6 +88,23 @@ TEST_CASE("plan_call refuses what does not apply or cannot be flagged", "[plan]"
   CHECK_THAT(plan.status().message, Catch::Contains("2^32"));
 }
 
+TEST_CASE("a step split into several messages needs room for two such steps", "[plan]") {
+  RuntimeOptions options;
+  options.ll = {1024, 4};  // 512 payload bytes: 32 pieces of 16 bytes per message
+  const ir::Algorithm ring = ring_allreduce(2, ir::Protocol::LL);
+  auto plan = plan_call(ring, allreduce(2, 2 * 100), options, 72, 8);
+  REQUIRE(plan.ok());
+  REQUIRE(plan.value().pieces_per_message == 32);
+  CHECK(check_fifo_depth(ir::Protocol::LL, options.ll, plan.value(), 1).ok());
+  CHECK(check_fifo_depth(ir::Protocol::LL, options.ll, plan.value(), 64).ok());       // 2 messages
+  const Status s = check_fifo_depth(ir::Protocol::LL, options.ll, plan.value(), 65);  // 3
+  CHECK(s.code == ErrorCode::InvalidArgument);
+  CHECK_THAT(s.message, Catch::Contains("cnt 65 goes as 3 messages") &&
+                            Catch::Contains("WEFT_FIFO_DEPTH to at least 6") &&
+                            Catch::Contains("WEFT_LL_SLOT_BYTES"));
+  CHECK(check_fifo_depth(ir::Protocol::LL, {1024, 6}, plan.value(), 65).ok());
+}
+
 TEST_CASE("scratch follows the rank's s_chunks", "[plan]") {
   ir::Algorithm ring = ring_allreduce(2, ir::Protocol::Simple);
   ring.gpus[1].scratch_chunks = 3;

@@ -202,9 +202,76 @@ TEST_CASE("shifted overlap between reads and writes serialises pieces", "[loader
                  make_step(StepType::Reduce, BufferKind::Output, 4, BufferKind::Output, 4, 2),
                  make_step(StepType::Copy, BufferKind::Input, 0, BufferKind::Output, 0, 2)};
   const RankProgram p = flatten_ok(a);
-  CHECK((flat(p, 0, 0).flags & kStepSerialPieces) != 0);  // o[1..3) → o[0..2)
-  CHECK((flat(p, 0, 1).flags & kStepSerialPieces) == 0);  // element-wise in place
-  CHECK((flat(p, 0, 2).flags & kStepSerialPieces) == 0);  // disjoint out of place
+  CHECK((flat(p, 0, 0).flags & kStepSerialPieces) != 0);   // o[1..3) → o[0..2)
+  CHECK((flat(p, 0, 0).flags & kStepReversePieces) == 0);  // ascending reads chunk 1 first
+  CHECK((flat(p, 0, 1).flags & kStepSerialPieces) == 0);   // element-wise in place
+  CHECK((flat(p, 0, 2).flags & kStepSerialPieces) == 0);   // disjoint out of place
+}
+
+TEST_CASE("a write onto a later-read piece runs the pieces last to first", "[loader]") {
+  // cpy o[0..2) → o[1..3) and re o[2..4) += o[3..5): ascending would overwrite the chunk the
+  // next piece reads (the CPU reference reads every piece before writing any).
+  ir::Algorithm a = local_canvas(1);
+  steps(a, 0) = {make_step(StepType::Copy, BufferKind::Output, 0, BufferKind::Output, 1, 2),
+                 make_step(StepType::Reduce, BufferKind::Output, 3, BufferKind::Output, 2, 2)};
+  const RankProgram p = flatten_ok(a);
+  CHECK((flat(p, 0, 0).flags & kStepSerialPieces) != 0);
+  CHECK((flat(p, 0, 0).flags & kStepReversePieces) != 0);
+  CHECK((flat(p, 0, 1).flags & kStepSerialPieces) != 0);
+  CHECK((flat(p, 0, 1).flags & kStepReversePieces) == 0);  // o[3] read at piece 0, written at 1
+}
+
+TEST_CASE("in-place aliasing counts as overlap when ordering pieces", "[loader]") {
+  // In-place allgather, 2 ranks × 3 chunks: on rank 1 the input i[k] is the output o[3 + k].
+  // cpy i[0..2) → o[4..6): piece 0 writes o[4] = i[1], which piece 1 reads: last to first.
+  ir::Algorithm a = base_algorithm("ag", ir::Collective::AllGather, 2, 6, ir::Protocol::Simple);
+  a.inplace = true;
+  for (ir::Gpu& gpu : a.gpus) {
+    ir::Threadblock tb;
+    tb.steps = {make_step(StepType::Copy, BufferKind::Input, 0, BufferKind::Output, 4, 2)};
+    gpu.threadblocks.push_back(tb);
+  }
+  const RankProgram in_place = flatten_ok(a, 1);
+  CHECK((flat(in_place, 0, 0).flags & kStepSerialPieces) != 0);
+  CHECK((flat(in_place, 0, 0).flags & kStepReversePieces) != 0);
+  a.inplace = false;  // never called in place: the buffers are disjoint
+  const RankProgram out_of_place = flatten_ok(a, 1);
+  CHECK((flat(out_of_place, 0, 0).flags & kStepSerialPieces) == 0);
+}
+
+TEST_CASE("receive steps whose pieces cannot be ordered are refused", "[loader]") {
+  // Rank 0 of a pair: rrc o[dstoff..+2) ← m ⊕ o[srcoff..+2).
+  const auto pair = [](ir::Protocol proto, int srcoff, int dstoff) {
+    ir::Algorithm a = base_algorithm("pair", ir::Collective::Custom, 2, 4, proto);
+    for (int r = 0; r < 2; ++r) {
+      ir::Gpu& gpu = a.gpus[static_cast<std::size_t>(r)];
+      gpu.input_chunks = gpu.output_chunks = 4;
+      ir::Threadblock tb;
+      tb.send = tb.recv = 1 - r;
+      tb.steps = {make_step(StepType::Send, BufferKind::Input, 0, BufferKind::None, -1, 2),
+                  make_step(StepType::RecvReduceCopy, BufferKind::Output, srcoff,
+                            BufferKind::Output, dstoff, 2)};
+      gpu.threadblocks.push_back(tb);
+    }
+    return a;
+  };
+  // LL and LL128 process a message's words side by side: any shifted overlap is refused.
+  for (ir::Protocol proto : {ir::Protocol::LL, ir::Protocol::LL128}) {
+    const auto refused = flatten_rank(pair(proto, 1, 0), 0);
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.status().message, Catch::Contains("gpu 0 / tb 0 / step 1") &&
+                                             Catch::Contains("overlaps its destination"));
+    CHECK(flatten_rank(pair(proto, 2, 0), 0).ok());  // disjoint
+    CHECK(flatten_rank(pair(proto, 0, 0), 0).ok());  // element-wise
+  }
+  // Simple: ascending is right for src o[1..3) → dst o[0..2) (o[1] read at piece 0, written at
+  // piece 1); the other way round would need last to first, which arriving messages forbid.
+  const RankProgram ascending = flatten_ok(pair(ir::Protocol::Simple, 1, 0));
+  CHECK((flat(ascending, 0, 1).flags & kStepSerialPieces) != 0);
+  CHECK((flat(ascending, 0, 1).flags & kStepReversePieces) == 0);
+  const auto descending = flatten_rank(pair(ir::Protocol::Simple, 0, 1), 0);
+  REQUIRE_FALSE(descending.ok());
+  CHECK_THAT(descending.status().message, Catch::Contains("earlier chunk of its destination"));
 }
 
 TEST_CASE("ring and all-pairs programs have the expected shape", "[loader]") {

@@ -105,5 +105,32 @@ TEST_CASE("dependency flags grow with launch, tile and step", "[message]") {
   CHECK(dependency_flag(1, 1000, steps, steps - 1) < dependency_flag(2, 0, steps, 0));
 }
 
+TEST_CASE("dependency waits stay ordered when launch << 32 wraps", "[message]") {
+  // Launches 2^32 − 2 .. 2^32 + 1 (half a day of 10 µs calls): launch << 32 wraps to 0, and a
+  // plain >= would take the last launch's flags as the next launch's completions.
+  const std::uint64_t steps = 5;
+  const std::uint64_t first = (std::uint64_t{1} << 32) - 2;
+  std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> order;  // launch, tile, step
+  for (std::uint64_t launch = first; launch < first + 4; ++launch) {
+    for (std::uint64_t tile = 0; tile < 3; ++tile) {
+      for (std::uint64_t step = 0; step < steps; ++step) order.emplace_back(launch, tile, step);
+    }
+  }
+  const auto flag = [&](const auto& at) {
+    return dependency_flag(std::get<0>(at), std::get<1>(at), steps, std::get<2>(at));
+  };
+  bool wrapped = false;
+  for (std::size_t a = 0; a < order.size(); ++a) {
+    for (std::size_t b = 0; b < order.size(); ++b) {
+      // Seen = what a publisher at b stored; target = a waiter's need at a.
+      CHECK(flag_reached(flag(order[b]), flag(order[a])) == (b >= a));
+      wrapped = wrapped || ((flag(order[b]) < flag(order[a])) != (b < a));
+    }
+  }
+  CHECK(wrapped);  // the range really crosses the wrap
+  // Zeroed flags hold the first launch's waiters.
+  CHECK_FALSE(flag_reached(0, dependency_flag(1, 0, steps, 0)));
+}
+
 }  // namespace
 }  // namespace weft::gpu::device

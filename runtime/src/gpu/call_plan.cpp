@@ -100,6 +100,26 @@ Result<CallPlan> plan_call(const ir::Algorithm& algo, const CallShape& call,
   return plan;
 }
 
+Status check_fifo_depth(ir::Protocol proto, const ProtocolOptions& options, const CallPlan& plan,
+                        int max_message_count) {
+  if (max_message_count <= 0 || plan.pieces_per_message == 0) return {};
+  const std::size_t messages =
+      (static_cast<std::size_t>(max_message_count) + plan.pieces_per_message - 1) /
+      plan.pieces_per_message;
+  if (static_cast<std::size_t>(options.fifo_depth) >= 2 * messages) return {};
+  return Status::error(
+      ErrorCode::InvalidArgument,
+      fmt::format("a step of cnt {} goes as {} messages of at most {} chunks per tile, so a {} "
+                  "FIFO of depth {} holds less than the two steps' messages every runtime "
+                  "guarantees (an algorithm that completes at depth 2 could time out); set "
+                  "WEFT_FIFO_DEPTH to at least {} or raise WEFT_{}_SLOT_BYTES",
+                  max_message_count, messages, plan.pieces_per_message, ir::to_string(proto),
+                  options.fifo_depth, 2 * messages,
+                  proto == ir::Protocol::Simple ? "SIMPLE"
+                  : proto == ir::Protocol::LL   ? "LL"
+                                                : "LL128"));
+}
+
 std::uint64_t device_memory_traffic(std::span<const RankProgram> programs,
                                     std::size_t chunk_elements, std::size_t element_bytes) {
   std::uint64_t accesses = 0;  // element reads + writes per chunk

@@ -65,6 +65,7 @@ struct LoadedAlgorithm {
   DeviceAllocation ctas;
   int cta_count = 0;
   int max_count = 0;
+  int max_message_count = 0;  // largest cnt of a step that sends or receives
   int max_steps = 0;
   GrowingBuffers scratch;
   GrowingBuffers premultiplied;
@@ -250,6 +251,13 @@ class CommunicatorImpl final : public Communicator {
     shape.root = root;
     auto plan = plan_call(algo, shape, options_, loaded.max_count, loaded.max_steps);
     if (!plan.ok()) return plan.status();
+    // A step split into several messages per tile shrinks the FIFO below the two steps the
+    // algorithms are verified at; refuse instead of timing out.
+    if (auto s = check_fifo_depth(algo.protocol, options_.protocol(algo.protocol), plan.value(),
+                                  loaded.max_message_count);
+        !s.ok()) {
+      return s;
+    }
 
     DeviceScope scope(device());
     if (!scope.status().ok()) return scope.status();
@@ -282,14 +290,8 @@ class CommunicatorImpl final : public Communicator {
       args.buffers[k].output = static_cast<char*>(calls[k].recvbuf);
       args.buffers[k].scratch = loaded.scratch.get(k);
     }
-    if (op == ReduceOp::Avg) {
-      if (auto s = premultiply(loaded, calls, plan.value(), dtype, in_place, capturing, cuda_stream,
-                               args);
-          !s.ok()) {
-        return s;
-      }
-    }
-
+    // Everything that can refuse the call comes before the premultiplication, which scales an
+    // in-place caller's buffer: a refused call must leave the caller's data as it was.
     const void* kernel = device::interpreter_kernel(dtype, op, algo.protocol);
     if (kernel == nullptr) {
       return Status::error(ErrorCode::NotApplicable, fmt::format("no kernel for {} with {}",
@@ -297,6 +299,13 @@ class CommunicatorImpl final : public Communicator {
     }
     auto threads = resident_threads(kernel, loaded.cta_count);
     if (!threads.ok()) return threads.status();
+    if (op == ReduceOp::Avg) {
+      if (auto s = premultiply(loaded, calls, plan.value(), dtype, in_place, capturing, cuda_stream,
+                               args);
+          !s.ok()) {
+        return s;
+      }
+    }
     void* parameters[] = {&args};
     WEFT_CUDA_TRY(cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(loaded.cta_count)),
                                    dim3(static_cast<unsigned>(threads.value())), parameters, 0,
@@ -318,9 +327,15 @@ class CommunicatorImpl final : public Communicator {
                                        algo.name, algo.ngpus, nranks()));
     }
     auto loaded = std::make_unique<LoadedAlgorithm>(local_ranks_.size());
-    for (int rank : local_ranks_) {
+    // Every rank is flattened, not only the local ones: a rank the runtime refuses must fail the
+    // load on every participant alike, before the window exchange, or the others would wait in
+    // that collective for a participant that already gave up.
+    for (int rank = 0; rank < nranks(); ++rank) {
       auto program = flatten_rank(algo, rank);
       if (!program.ok()) return program.status();
+      if (std::find(local_ranks_.begin(), local_ranks_.end(), rank) == local_ranks_.end()) {
+        continue;
+      }
       loaded->max_count = std::max(loaded->max_count, program.value().max_count);
       loaded->max_steps = std::max(loaded->max_steps, program.value().max_steps);
       loaded->programs.push_back(std::move(program.value()));
@@ -331,6 +346,8 @@ class CommunicatorImpl final : public Communicator {
         for (const ir::Step& step : tb.steps) {
           if (step.type != ir::StepType::Nop)
             loaded->max_count = std::max(loaded->max_count, step.count);
+          if (ir::sends(step.type) || ir::receives(step.type))
+            loaded->max_message_count = std::max(loaded->max_message_count, step.count);
         }
         loaded->max_steps = std::max(loaded->max_steps, static_cast<int>(tb.steps.size()));
       }
@@ -346,6 +363,9 @@ class CommunicatorImpl final : public Communicator {
     std::uint64_t print = fingerprint(algo);
     print = mix(print, protocol.slot_bytes);
     print = mix(print, static_cast<std::uint64_t>(protocol.fifo_depth));
+    // Tiles depend on WEFT_TILE_BYTES too; ranks that cut chunks differently would read each
+    // other's messages with the wrong layout.
+    print = mix(print, options_.max_tile_bytes);
     auto window = transport_->open_window(region_bytes, print);
     if (!window.ok()) return window.status();
     loaded->window = std::move(window.value());

@@ -59,18 +59,8 @@ class OverlapCheck {
 
   // Some piece of `read` is some piece of `write` (any j1, j2).
   bool overlaps(const ChunkRange& read, const ChunkRange& write) const {
-    return find(read, write, /*only_shifted=*/false);
-  }
-  // Some piece j1 of `read` is piece j2 ≠ j1 of `write`: pieces must then run one after another.
-  bool overlaps_shifted(const ChunkRange& read, const ChunkRange& write) const {
-    return find(read, write, /*only_shifted=*/true);
-  }
-
- private:
-  bool find(const ChunkRange& read, const ChunkRange& write, bool only_shifted) const {
     for (int j1 = 0; j1 < read.count; ++j1) {
       for (int j2 = 0; j2 < write.count; ++j2) {
-        if (only_shifted && j1 == j2) continue;
         if (same_chunk(read.buffer, read.offset + j1, write.buffer, write.offset + j2)) {
           return true;
         }
@@ -79,6 +69,24 @@ class OverlapCheck {
     return false;
   }
 
+  // Pieces j1 of `read` that are piece j2 ≠ j1 of `write`, by direction. Pieces done in
+  // ascending order read j1 before writing j2 only when j1 < j2; descending only when j1 > j2.
+  struct Shifts {
+    bool read_earlier = false;  // some j1 < j2
+    bool read_later = false;    // some j1 > j2
+  };
+  void add_shifts(const ChunkRange& read, const ChunkRange& write, Shifts& into) const {
+    for (int j1 = 0; j1 < read.count; ++j1) {
+      for (int j2 = 0; j2 < write.count; ++j2) {
+        if (j1 == j2) continue;
+        if (same_chunk(read.buffer, read.offset + j1, write.buffer, write.offset + j2)) {
+          (j1 < j2 ? into.read_earlier : into.read_later) = true;
+        }
+      }
+    }
+  }
+
+ private:
   bool same_chunk(DeviceBuffer a, int ca, DeviceBuffer b, int cb) const {
     if (a == b && ca == cb) return true;
     if (!algo_.inplace) return false;
@@ -386,25 +394,53 @@ class Flattener {
         }
         step.dependency_count =
             static_cast<std::int32_t>(program_.dependencies.size()) - step.first_dependency;
-        mark_serial_pieces(step);
+        if (!order_pieces(static_cast<int>(t), step)) return false;
       }
     }
     return true;
   }
 
-  void mark_serial_pieces(DeviceStep& step) const {
-    if (step.count <= 1 || step.dstbuf == DeviceBuffer::None) return;
+  // A step reads all its pieces before it writes any (as the CPU reference does). The kernel
+  // moves a step's pieces side by side, so where a read piece is another written piece it must
+  // instead finish them one at a time, in the order that reads each shared piece before it is
+  // overwritten: ascending when the shared piece is read at a lower index than it is written,
+  // descending otherwise. A receive step cannot reorder (its pieces arrive in message order, and
+  // LL/LL128 move a message's words all at once), so it is refused where ascending is not right.
+  bool order_pieces(int t, DeviceStep& step) {
+    if (step.count <= 1 || step.dstbuf == DeviceBuffer::None) return true;
     const ChunkRange write{step.dstbuf, step.dstoff, step.count};
-    bool serial = false;
+    OverlapCheck::Shifts shifts;
     if (step.srcbuf != DeviceBuffer::None) {
-      serial = overlap_.overlaps_shifted({step.srcbuf, step.srcoff, step.count}, write);
+      overlap_.add_shifts({step.srcbuf, step.srcoff, step.count}, write, shifts);
     }
-    for (int k = 0; k < step.source_count && !serial; ++k) {
+    for (int k = 0; k < step.source_count; ++k) {
       const DeviceSource& source =
           program_.sources[static_cast<std::size_t>(step.first_source + k)];
-      serial = overlap_.overlaps_shifted({source.buffer, source.offset, step.count}, write);
+      overlap_.add_shifts({source.buffer, source.offset, step.count}, write, shifts);
     }
-    if (serial) step.flags |= kStepSerialPieces;
+    if (!shifts.read_earlier && !shifts.read_later) return true;
+    const auto type = static_cast<StepType>(step.type);
+    if (shifts.read_earlier && shifts.read_later) {
+      return fail(t, step.ir_step,
+                  "its sources overlap its destination shifted both ways, so no order of its "
+                  "chunks reads each one before overwriting it; split the step");
+    }
+    if (ir::receives(type) && algo_.protocol != ir::Protocol::Simple) {
+      return fail(t, step.ir_step,
+                  fmt::format("its source overlaps its destination at another chunk, which the "
+                              "GPU runtime cannot order under {} (a message's chunks are "
+                              "processed all at once); use Simple or non-overlapping chunks",
+                              ir::to_string(algo_.protocol)));
+    }
+    if (shifts.read_later && ir::receives(type)) {
+      return fail(t, step.ir_step,
+                  "its source overlaps an earlier chunk of its destination, so its chunks would "
+                  "have to be processed last to first, which a receive step (chunks arrive in "
+                  "order) cannot do; use non-overlapping chunks");
+    }
+    step.flags |= kStepSerialPieces;
+    if (shifts.read_later) step.flags |= kStepReversePieces;
+    return true;
   }
 
   const ir::Algorithm& algo_;

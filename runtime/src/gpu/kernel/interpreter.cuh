@@ -172,7 +172,11 @@ __device__ void bulk_step(const Cta& c, const DeviceStep& step, std::uint64_t ti
       step_sends(type) ? c.descriptor->send_fifo + (c.sent % c.depth) * c.slot_bytes : nullptr;
   const char* extra[kMaxReduceSources - 1];
   const int extras = type == kReduce ? step.source_count : 0;
-  for (std::uint32_t j = first; j < first + n; ++j) {
+  // The loader picks the order that reads every shared piece before overwriting it (only local
+  // steps are ever reversed, so the slot layout of a message is untouched).
+  const bool reverse = (step.flags & kStepReversePieces) != 0;
+  for (std::uint32_t q = 0; q < n; ++q) {
+    const std::uint32_t j = reverse ? first + n - 1 - q : first + q;
     const char* src = step.srcbuf != DeviceBuffer::None
                           ? piece_pointer<S>(c, step.srcbuf, step.srcoff, j, tile)
                           : nullptr;
@@ -214,7 +218,7 @@ __device__ void bulk_step(const Cta& c, const DeviceStep& step, std::uint64_t ti
         break;
     }
     // Shifted overlap between what this piece writes and a later piece reads.
-    if ((step.flags & kStepSerialPieces) != 0 && j + 1 < first + n) {
+    if ((step.flags & kStepSerialPieces) != 0 && q + 1 < n) {
       __syncthreads();
     }
   }
@@ -413,7 +417,7 @@ inline __device__ __noinline__ bool wait_phase(const LaunchArgs& args, const Cta
                         static_cast<std::uint64_t>(dep.step));
     Deadline deadline(args.timeout_ns);
     std::uint64_t seen;
-    while ((seen = load_acquire_gpu(flag)) < target) {
+    while (!flag_reached(seen = load_acquire_gpu(flag), target)) {
       if (!deadline.keep_waiting(args)) {
         if (deadline.expired()) {
           report_failure(args, site, WaitKind::Dependency, dep.threadblock, dep.step, dep.ir_step,

@@ -57,6 +57,13 @@ struct CallPlan {
 Result<CallPlan> plan_call(const ir::Algorithm& algo, const CallShape& call,
                            const RuntimeOptions& options, int max_count, int max_steps);
 
+// Every runtime leaves room for two messages of one step per connection (DESIGN.md §2.4); a
+// step with more chunks than a slot holds goes as several messages, so the FIFO depth must hold
+// twice as many. `max_message_count` is the largest cnt of any step that sends or receives.
+// Fails with InvalidArgument naming the step's cnt, the depth needed and the knobs to turn.
+Status check_fifo_depth(ir::Protocol proto, const ProtocolOptions& options, const CallPlan& plan,
+                        int max_message_count);
+
 // Bytes the interpreter reads and writes in device memory for one call of all `programs`
 // (every rank), FIFO staging included: a send writes the slot, a receive reads it.
 std::uint64_t device_memory_traffic(std::span<const RankProgram> programs,

@@ -35,6 +35,9 @@ inline constexpr std::uint8_t kStepPublishes = 1;  // another threadblock waits 
 // Its reads and writes overlap with a shift (e.g. `cpy` from chunks 1..2 to chunks 0..1): the
 // kernel must finish each piece before the next instead of doing all pieces at once.
 inline constexpr std::uint8_t kStepSerialPieces = 2;
+// With kStepSerialPieces: last piece first (e.g. `cpy` from chunks 0..1 to chunks 1..2, where
+// ascending order would overwrite chunk 1 before reading it).
+inline constexpr std::uint8_t kStepReversePieces = 4;
 
 struct DeviceStep {
   std::uint8_t type = 0;  // ir::StepType, never Nop
@@ -75,12 +78,21 @@ struct DeviceThreadblock {
 };
 
 // A threadblock's progress flag after it finished flat step `step` of tile `tile` in launch
-// `launch`: strictly increasing over a threadblock's life, across launches too, so a waiter only
-// ever compares with >= and the host never resets flags. The launch number takes the high 32
-// bits; tile × steps + step + 1 must stay below 2^32 (plan_call checks it).
+// `launch`: increasing over a threadblock's life, across launches too, so a waiter only asks
+// whether a flag has reached its target (flag_reached) and the host never resets flags. The
+// launch number takes the high 32 bits; tile × steps + step + 1 must stay below 2^32 (plan_call
+// checks it).
 WEFT_HOST_DEVICE constexpr std::uint64_t dependency_flag(std::uint64_t launch, std::uint64_t tile,
                                                          std::uint64_t steps, std::uint64_t step) {
   return (launch << 32) + tile * steps + step + 1;
+}
+
+// Whether a progress flag `seen` has reached `target`. Compared modulo 2^64, because launch << 32
+// wraps after 2^32 launches (half a day of 10 µs calls): a flag and a target are never more than
+// a few launches apart, far below 2^63, so the signed difference orders them across the wrap
+// where a plain `seen >= target` would let every waiter through.
+WEFT_HOST_DEVICE constexpr bool flag_reached(std::uint64_t seen, std::uint64_t target) {
+  return static_cast<std::int64_t>(seen - target) >= 0;
 }
 
 #if !defined(__CUDACC_RTC__)
