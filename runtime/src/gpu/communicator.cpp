@@ -166,7 +166,20 @@ class CommunicatorImpl final : public Communicator {
   Applicability applies(AlgorithmHandle handle, const CallShape& call) const override {
     const ir::Algorithm* algo = algorithm(handle);
     if (algo == nullptr) return {false, fmt::format("unknown algorithm handle {}", handle.id)};
-    return check_applicable(*algo, call);
+    Applicability verdict = check_applicable(*algo, call);
+    if (!verdict) return verdict;
+    // run() also refuses calls whose plan does not fit (tile/step encoding, FIFO depth for
+    // split steps); say so here so that a caller choosing among algorithms (the NCCL shim)
+    // falls back instead of selecting one that run() then rejects.
+    const LoadedAlgorithm& loaded = *algorithms_.at(handle.id);
+    auto plan = plan_call(*algo, call, options_, loaded.max_count, loaded.max_steps);
+    if (!plan.ok()) return {false, plan.status().message};
+    if (auto s = check_fifo_depth(algo->protocol, options_.protocol(algo->protocol), plan.value(),
+                                  loaded.max_message_count);
+        !s.ok()) {
+      return {false, s.message};
+    }
+    return verdict;
   }
 
   Status reserve_scratch(AlgorithmHandle handle, std::size_t max_count, DataType dtype) override {
