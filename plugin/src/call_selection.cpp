@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "weft/runtime/geometry.h"
 #include "weft/runtime/types.h"
 
 namespace weft::plugin {
@@ -50,19 +51,8 @@ std::size_t nccl_type_size(int nccl_datatype) {
 }
 
 bool is_in_place(const CollectiveCall& call) {
-  const auto* send = static_cast<const std::byte*>(call.sendbuf);
-  const auto* recv = static_cast<const std::byte*>(call.recvbuf);
-  if (send == nullptr || recv == nullptr) return false;
-  const std::size_t block = call.count * nccl_type_size(call.nccl_datatype) *
-                            static_cast<std::size_t>(std::max(call.rank, 0));
-  switch (call.collective) {
-    case ir::Collective::AllGather:
-      return send == recv + block;
-    case ir::Collective::ReduceScatter:
-      return recv == send + block;
-    default:
-      return send == recv;
-  }
+  return ir::is_in_place_call(call.collective, call.rank, call.sendbuf, call.recvbuf, call.count,
+                              nccl_type_size(call.nccl_datatype));
 }
 
 ShapeResult call_shape(const CollectiveCall& call) {

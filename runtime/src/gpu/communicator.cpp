@@ -88,22 +88,6 @@ Result<ir::Algorithm> validated(const ir::Algorithm& algorithm) {
   return algorithm;
 }
 
-// Where the input and output buffers must be for an in-place call of rank `rank`.
-bool is_in_place(const ir::Algorithm& algo, int rank, const RankBuffers& call, std::size_t count,
-                 std::size_t element_bytes) {
-  const auto send = reinterpret_cast<std::uintptr_t>(call.sendbuf);
-  const auto recv = reinterpret_cast<std::uintptr_t>(call.recvbuf);
-  const std::uintptr_t block = static_cast<std::uintptr_t>(rank) * count * element_bytes;
-  switch (algo.collective) {
-    case ir::Collective::AllGather:
-      return send == recv + block;
-    case ir::Collective::ReduceScatter:
-      return recv == send + block;
-    default:
-      return send == recv;
-  }
-}
-
 class CommunicatorImpl final : public Communicator {
  public:
   CommunicatorImpl(std::shared_ptr<Transport> transport, RuntimeOptions options)
@@ -244,7 +228,8 @@ class CommunicatorImpl final : public Communicator {
         return Status::error(ErrorCode::InvalidArgument,
                              fmt::format("run: rank {} has a null buffer", local_ranks_[k]));
       }
-      const bool mine = is_in_place(algo, local_ranks_[k], calls[k], count, element);
+      const bool mine = ir::is_in_place_call(algo.collective, local_ranks_[k], calls[k].sendbuf,
+                                               calls[k].recvbuf, count, element);
       if (k == 0) {
         in_place = mine;
       } else if (mine != in_place) {

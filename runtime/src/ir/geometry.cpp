@@ -1,5 +1,7 @@
 #include "weft/runtime/geometry.h"
 
+#include <algorithm>
+
 namespace weft::ir {
 
 int count_multiplier(const Algorithm& algo) {
@@ -98,6 +100,23 @@ Alias resolve_in_place(const Algorithm& algo, int rank, BufferKind buffer, int c
       break;
   }
   return {buffer, chunk};
+}
+
+bool is_in_place_call(Collective coll, int rank, const void* sendbuf, const void* recvbuf,
+                      std::size_t count, std::size_t element_bytes) {
+  if (sendbuf == nullptr || recvbuf == nullptr) return false;
+  // Compared as integers: the rank's block may lie outside the other buffer's allocation.
+  const auto send = reinterpret_cast<std::uintptr_t>(sendbuf);
+  const auto recv = reinterpret_cast<std::uintptr_t>(recvbuf);
+  const std::uintptr_t block = static_cast<std::uintptr_t>(std::max(rank, 0)) * count * element_bytes;
+  switch (coll) {
+    case Collective::AllGather:
+      return send == recv + block;
+    case Collective::ReduceScatter:
+      return recv == send + block;
+    default:
+      return send == recv;
+  }
 }
 
 }  // namespace weft::ir

@@ -41,4 +41,10 @@ struct Alias {
 // themselves.
 Alias resolve_in_place(const Algorithm& algo, int rank, BufferKind buffer, int chunk);
 
+// Whether rank `rank`'s buffers make a call in place as NCCL defines it: allreduce, broadcast,
+// reduce, alltoall send == recv; allgather send == recv + rank·count; reducescatter
+// recv == send + rank·count (`count` elements of `element_bytes`). Null buffers are not in place.
+bool is_in_place_call(Collective coll, int rank, const void* sendbuf, const void* recvbuf,
+                      std::size_t count, std::size_t element_bytes);
+
 }  // namespace weft::ir
