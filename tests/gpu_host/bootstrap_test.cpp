@@ -83,7 +83,8 @@ TEST_CASE("an in-process participant that never comes is named after the timeout
   std::vector<std::byte> data;
   const Status status = exchange(*zero.value(), 0, 4, data);
   CHECK_FALSE(status.ok());
-  CHECK_THAT(status.message, Catch::Contains("ranks 2 never arrived"));
+  // Rank 1's thread may itself arrive after the timeout on a loaded machine; rank 2 must be named.
+  CHECK_THAT(status.message, Catch::Matches(".*ranks (1, )?2 never arrived.*"));
   CHECK_FALSE(other.get().ok());
 }
 
