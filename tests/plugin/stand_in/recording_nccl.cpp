@@ -9,6 +9,8 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -20,10 +22,13 @@ struct FakeComm {
   int device = 0;
 };
 
-// The recording: a test stand-in has no other place to keep what it saw.
+// The recording: a test stand-in has no other place to keep what it saw. It also owns the
+// communicators it hands out, as libnccl does: one a test never destroys stays reachable
+// instead of being reported as a leak of the test double.
 struct Recording {
   std::mutex mutex;
   std::string text;
+  std::map<FakeComm*, std::unique_ptr<FakeComm>> comms;
 };
 Recording& recording() {
   static Recording instance;
@@ -50,6 +55,19 @@ void record(const char* format, ...) {
 
 FakeComm* fake(ncclComm_t comm) {
   return reinterpret_cast<FakeComm*>(comm);
+}
+
+ncclComm_t make_comm(int nranks, int rank, int device) {
+  auto comm = std::make_unique<FakeComm>(FakeComm{nranks, rank, device});
+  FakeComm* raw = comm.get();
+  std::lock_guard lock(recording().mutex);
+  recording().comms.emplace(raw, std::move(comm));
+  return reinterpret_cast<ncclComm_t>(raw);
+}
+
+void destroy_comm(ncclComm_t comm) {
+  std::lock_guard lock(recording().mutex);
+  recording().comms.erase(fake(comm));
 }
 
 }  // namespace
@@ -79,19 +97,19 @@ ncclResult_t pncclGetUniqueId(ncclUniqueId* id) {
   return ncclSuccess;
 }
 ncclResult_t pncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId, int rank) {
-  *comm = reinterpret_cast<ncclComm_t>(new FakeComm{nranks, rank, 0});
+  *comm = make_comm(nranks, rank, 0);
   record("CommInitRank(nranks=%d, rank=%d) -> %s", nranks, rank, hex(*comm).c_str());
   return ncclSuccess;
 }
 ncclResult_t pncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId, int rank,
                                      ncclConfig_t* config) {
-  *comm = reinterpret_cast<ncclComm_t>(new FakeComm{nranks, rank, 0});
+  *comm = make_comm(nranks, rank, 0);
   record("CommInitRankConfig(nranks=%d, rank=%d, config=%s) -> %s", nranks, rank,
          hex(config).c_str(), hex(*comm).c_str());
   return ncclSuccess;
 }
 ncclResult_t pncclCommInitAll(ncclComm_t* comms, int ndev, const int*) {
-  for (int k = 0; k < ndev; ++k) comms[k] = reinterpret_cast<ncclComm_t>(new FakeComm{ndev, k, k});
+  for (int k = 0; k < ndev; ++k) comms[k] = make_comm(ndev, k, k);
   record("CommInitAll(ndev=%d)", ndev);
   return ncclSuccess;
 }
@@ -99,7 +117,7 @@ ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* new
                             ncclConfig_t*) {
   *newcomm = color == NCCL_SPLIT_NOCOLOR
                  ? nullptr
-                 : reinterpret_cast<ncclComm_t>(new FakeComm{1, 0, fake(comm)->device});
+                 : make_comm(1, 0, fake(comm)->device);
   record("CommSplit(comm=%s, color=%d, key=%d)", hex(comm).c_str(), color, key);
   return ncclSuccess;
 }
@@ -109,12 +127,12 @@ ncclResult_t pncclCommFinalize(ncclComm_t comm) {
 }
 ncclResult_t pncclCommDestroy(ncclComm_t comm) {
   record("CommDestroy(comm=%s)", hex(comm).c_str());
-  delete fake(comm);
+  destroy_comm(comm);
   return ncclSuccess;
 }
 ncclResult_t pncclCommAbort(ncclComm_t comm) {
   record("CommAbort(comm=%s)", hex(comm).c_str());
-  delete fake(comm);
+  destroy_comm(comm);
   return ncclSuccess;
 }
 ncclResult_t pncclCommCount(const ncclComm_t comm, int* count) {
