@@ -38,7 +38,7 @@ class Rendezvous final : public InProcessRendezvous {
     if (!changed_.wait_until(lock, deadline, [&] { return broken_ || !distributing_; })) {
       return broken(rank, "the previous exchange did not finish");
     }
-    if (broken_) return broken(rank, "an earlier exchange failed");
+    if (broken_) return broken(rank, "an earlier exchange failed: " + failure_);
     if (arrivals_ == 0) {
       record_bytes_ = bytes_per_rank;
       buffer_.assign(data.size(), std::byte{0});
@@ -48,6 +48,7 @@ class Rendezvous final : public InProcessRendezvous {
                               record_bytes_);
     }
     if (!mismatch_.empty()) {
+      if (!broken_) failure_ = mismatch_;
       broken_ = true;
       changed_.notify_all();
       return Status::error(ErrorCode::Mismatch, "in-process bootstrap: " + mismatch_);
@@ -64,7 +65,9 @@ class Rendezvous final : public InProcessRendezvous {
                })) {
       return broken(rank, fmt::format("ranks {} never arrived", missing()));
     }
-    if (broken_) return broken(rank, "another participant failed");
+    // Whoever broke the exchange first recorded why; repeating it lets every rank name the
+    // missing participants, whichever thread's deadline happened to fire first.
+    if (broken_) return broken(rank, "another participant failed: " + failure_);
     std::memcpy(data.data(), buffer_.data(), data.size());
     if (++departures_ == size_) {
       arrivals_ = departures_ = 0;
@@ -78,6 +81,7 @@ class Rendezvous final : public InProcessRendezvous {
 
  private:
   Status broken(int rank, const std::string& why) {
+    if (!broken_) failure_ = fmt::format("rank {}: {}", rank, why);
     broken_ = true;
     changed_.notify_all();
     return Status::error(ErrorCode::SystemError,
@@ -104,6 +108,7 @@ class Rendezvous final : public InProcessRendezvous {
   std::vector<std::byte> buffer_;
   std::size_t record_bytes_ = 0;
   std::string mismatch_;
+  std::string failure_;  // why the exchange first broke, quoted to every later participant
   int arrivals_ = 0;
   int departures_ = 0;
   bool distributing_ = false;
