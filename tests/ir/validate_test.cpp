@@ -68,6 +68,31 @@ TEST_CASE("validate: limits profiles", "[validate]") {
   CHECK_FALSE(limits_by_name("nccl").has_value());
 }
 
+TEST_CASE("validate: the msccl profile keeps to its XML reader's limits", "[validate]") {
+  const LoadResult loaded = load(pair());
+  REQUIRE(loaded.ok());
+  Algorithm algo = *loaded.algorithm;
+  // 70 idle threadblocks of 60 nops each: every threadblock is within the step limit, but rank 0
+  // has 2 + 72 + 4 + 4,200 elements.
+  Gpu& rank0 = algo.gpus[0];
+  for (int t = 0; t < 70; ++t) {
+    Threadblock idle;
+    idle.id = static_cast<int>(rank0.threadblocks.size());
+    idle.steps.resize(60);
+    rank0.threadblocks.push_back(idle);
+  }
+  algo.name = std::string(256, 'x');
+  const Diagnostics msccl = validate(algo, msccl_limits());
+  const auto nodes = matching(msccl, "4278 XML elements for this rank");
+  REQUIRE(nodes.size() == 1);
+  CHECK(nodes[0].element == "gpu 0");
+  CHECK(matching(msccl, "name is 256 characters long").size() == 1);
+  CHECK(matching(msccl, "XML elements").size() == 1);  // rank 1 is within the limit
+  const Diagnostics weft = validate(algo, weft_limits());
+  INFO(weft.str());
+  CHECK_FALSE(weft.has_errors());
+}
+
 TEST_CASE("validate: ids must be 0..N-1 without gaps", "[validate]") {
   const Diagnostic gpu =
       refused(edit_line(pair(), 12, "id=\"1\"", "id=\"2\""), "gpu id 2 at position 1");

@@ -22,8 +22,8 @@ namespace weft::ir {
 LimitsProfile msccl_limits() {
   // Azure/msccl-executor-nccl: MSCCL_MAX_NUM_STEPS, MSCCL_MAX_COUNT, MAXCHANNELS,
   // MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL, and MSCCL_MAX_NUM_THREAD_BLOCKS (32 per channel
-  // times 32 channels).
-  return LimitsProfile{"msccl", 64, 72, 32, 32, 32, 1024};
+  // times 32 channels); its XML reader's MAX_NODES and MAX_STR_LEN.
+  return LimitsProfile{"msccl", 64, 72, 32, 32, 32, 1024, 4096, 255};
 }
 
 LimitsProfile weft_limits() {
@@ -120,6 +120,12 @@ class Validator {
       sink_.errorf(line, "", "minBytes {} is above maxBytes {}: the size band is empty",
                    algo_.min_bytes, algo_.max_bytes);
     }
+    if (limits_.max_attribute_length > 0 &&
+        algo_.name.size() > static_cast<std::size_t>(limits_.max_attribute_length)) {
+      sink_.errorf(line, "",
+                   "name is {} characters long; the '{}' profile's XML reader keeps at most {}",
+                   algo_.name.size(), limits_.name, limits_.max_attribute_length);
+    }
     if (algo_.nthreads < 0) {
       sink_.errorf(line, "", "nthreads is {}; it must not be negative", algo_.nthreads);
     }
@@ -150,6 +156,18 @@ class Validator {
     if (g.threadblocks.size() > static_cast<std::size_t>(limits_.max_threadblocks_per_rank)) {
       sink_.errorf(line, path, "{} threadblocks exceed the '{}' profile's limit of {} per rank",
                    g.threadblocks.size(), limits_.name, limits_.max_threadblocks_per_rank);
+    }
+    if (limits_.max_xml_nodes_per_rank > 0) {
+      // The executor's reader fails on a rank whose part of the file has more elements than it
+      // can hold, however short each threadblock is.
+      std::size_t nodes = 2 + g.threadblocks.size();  // <algo>, <gpu>, the <tb>s
+      for (const Threadblock& tb : g.threadblocks) nodes += tb.steps.size();
+      if (nodes > static_cast<std::size_t>(limits_.max_xml_nodes_per_rank)) {
+        sink_.errorf(line, path,
+                     "{} XML elements for this rank (algo, gpu, tbs and steps) exceed the '{}' "
+                     "profile's limit of {}",
+                     nodes, limits_.name, limits_.max_xml_nodes_per_rank);
+      }
     }
     std::map<int, int> senders_per_channel;
     std::map<int, int> receivers_per_channel;

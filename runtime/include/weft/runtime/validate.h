@@ -18,10 +18,15 @@ struct LimitsProfile {
   int max_send_threadblocks_per_channel;
   int max_recv_threadblocks_per_channel;
   int max_threadblocks_per_rank;
+  // The executor's XML reader: elements it keeps for one rank (the <algo>, that rank's <gpu>, its
+  // <tb>s and <step>s) and characters in one attribute value. 0 = no limit.
+  int max_xml_nodes_per_rank = 0;
+  int max_attribute_length = 0;
 };
 
 // MSCCL's executor limits: 64 steps per threadblock, cnt < 72, 32 channels, 32 sending and 32
-// receiving threadblocks per channel.
+// receiving threadblocks per channel; its XML reader keeps 4,096 elements per rank and values of
+// at most 255 characters.
 LimitsProfile msccl_limits();
 // Weft's own runtime: what its flat device program and dependency flags can encode.
 LimitsProfile weft_limits();
