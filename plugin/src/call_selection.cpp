@@ -76,7 +76,7 @@ ShapeResult call_shape(const CollectiveCall& call) {
 }
 
 Selection select_algorithm(std::span<const ir::Algorithm* const> candidates,
-                           const CollectiveCall& call) {
+                           const CollectiveCall& call, const RuntimeCheck& runtime_check) {
   Selection selection;
   const ShapeResult shape = call_shape(call);
   if (!shape.shape) {
@@ -86,7 +86,8 @@ Selection select_algorithm(std::span<const ir::Algorithm* const> candidates,
   std::vector<std::string> same_kind;  // reasons of candidates for this collective and size
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     const ir::Algorithm& algo = *candidates[k];
-    const gpu::Applicability applicability = gpu::check_applicable(algo, *shape.shape);
+    gpu::Applicability applicability = gpu::check_applicable(algo, *shape.shape);
+    if (applicability.applies && runtime_check) applicability = runtime_check(k, *shape.shape);
     if (applicability.applies) {
       selection.index = static_cast<int>(k);
       return selection;

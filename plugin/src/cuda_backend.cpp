@@ -119,6 +119,10 @@ class CudaWeftSide final : public WeftSide {
     return handle.value().id;
   }
 
+  gpu::Applicability applies(int handle, const gpu::CallShape& call) const override {
+    return comm_->applies(gpu::AlgorithmHandle{handle}, call);
+  }
+
   gpu::Status run(int handle, const CollectiveCall& call, cudaStream_t stream) override {
     void* recvbuf = call.recvbuf;
     if (recvbuf == nullptr) {

@@ -690,7 +690,12 @@ ncclResult_t Shim::collective(const char* api, CollectiveCall call, ncclComm_t c
     call.rank = record->rank;
     call.nranks = record->nranks;
     if (record->weft) {
-      selection = select_algorithm(record->algorithms, call);
+      const WeftSide& side = *record->weft;
+      const std::vector<int>& handles = record->handles;
+      selection = select_algorithm(
+          record->algorithms, call, [&](std::size_t k, const gpu::CallShape& shape) {
+            return side.applies(handles[k], shape);
+          });
     } else {
       selection.reason = record->no_weft_reason;
     }

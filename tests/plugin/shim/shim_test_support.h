@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,6 +25,8 @@ struct BackendEvents {
   std::mutex mutex;
   std::vector<std::string> events;
   std::string fail_load;  // an algorithm name whose load fails
+  // Calls of at least this count are refused by the runtime's own check (its plan does not fit).
+  std::size_t refuse_count_from = std::numeric_limits<std::size_t>::max();
   void add(std::string event) {
     std::lock_guard lock(mutex);
     events.push_back(std::move(event));
@@ -71,6 +74,12 @@ class RecordingSide final : public WeftSide {
       return gpu::Status::error(gpu::ErrorCode::CudaError, "out of memory (test)");
     }
     return next_handle_++;
+  }
+  gpu::Applicability applies(int handle, const gpu::CallShape& call) const override {
+    if (call.count >= events_->refuse_count_from) {
+      return {false, fmt::format("handle {}: the call's plan does not fit (test)", handle)};
+    }
+    return {true, {}};
   }
   gpu::Status run(int handle, const CollectiveCall& call, cudaStream_t stream) override {
     events_->add(fmt::format("run handle {} rank {} {} count {} send {} recv {} stream {}", handle,

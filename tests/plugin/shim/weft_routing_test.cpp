@@ -192,3 +192,21 @@ TEST_CASE("routing: an algorithm that fails to load is not used") {
   CHECK(t.backend->count_starting("run") == 0);
   CHECK(nccl.lines().size() == 1);
 }
+
+TEST_CASE("routing: a call the runtime would refuse goes to NCCL with the runtime's reason") {
+  RecordingNccl nccl;
+  ShimUnderTest t(ring4_config());
+  t.backend->refuse_count_from = 128;
+  ncclComm_t comm = init_rank(*t.shim, 4, 2);
+  nccl.clear();
+  CHECK(all_reduce(*t.shim, send_buffer, recv_buffer, 64, ncclFloat, ncclSum, comm, kStream) ==
+        ncclSuccess);
+  CHECK(all_reduce(*t.shim, send_buffer, recv_buffer, 128, ncclFloat, ncclSum, comm, kStream) ==
+        ncclSuccess);
+  CHECK(t.backend->count_starting("run handle 100 rank 2 allreduce count 64") == 1);
+  CHECK(t.backend->count_starting("run") == 1);
+  const auto lines = nccl.lines();
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].find("count=128") != std::string::npos);
+  CHECK(t.logged("-> NCCL: handle 100: the call's plan does not fit (test)"));
+}

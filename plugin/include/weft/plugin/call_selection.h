@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -56,9 +57,15 @@ struct Selection {
   bool found() const { return index >= 0; }
 };
 
-// The first of `candidates` that applies to `call`.
+// What the runtime itself says about running candidate `index` for a call that passed
+// check_applicable: whether the call's plan fits (tile/step encoding, FIFO depth). Deterministic
+// for a given call on every rank, so that all ranks choose alike.
+using RuntimeCheck = std::function<gpu::Applicability(std::size_t index, const gpu::CallShape&)>;
+
+// The first of `candidates` that applies to `call` (check_applicable, then `runtime_check` when
+// given), so that a chosen algorithm is one the runtime will run.
 Selection select_algorithm(std::span<const ir::Algorithm* const> candidates,
-                           const CollectiveCall& call);
+                           const CollectiveCall& call, const RuntimeCheck& runtime_check = {});
 
 // Group semantics: the collectives recorded between ncclGroupStart and ncclGroupEnd all run on
 // Weft or all go to NCCL. They run on Weft only when every one of them found an algorithm (an
