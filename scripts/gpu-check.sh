@@ -106,6 +106,24 @@ fi
 archs=${WEFT_CUDA_ARCHS:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d ' .')}
 echo "gpu-check: building for CUDA architecture $archs"
 
+# The NCCL example (the nccl step) links the real libnccl. The lent machines' CUDA prefix has no
+# NCCL; their PyTorch wheel (nvidia-nccl-*) does, as libnccl.so.2 only, which find_library does
+# not match: point CMake at it and let the example find it at run time.
+cuda_prefix=$(dirname "$(dirname "$(readlink -f "$nvcc")")")
+if ! ls "$cuda_prefix"/lib64/libnccl.so "$cuda_prefix"/lib/libnccl.so >/dev/null 2>&1; then
+  for sp in $(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null); do
+    nccl_lib=$(find "$sp" -path '*nvidia*' -name 'libnccl.so*' 2>/dev/null | head -1)
+    nccl_inc=$(find "$sp" -path '*nvidia*' -name nccl.h 2>/dev/null | head -1)
+    if [[ -n "$nccl_lib" && -n "$nccl_inc" ]]; then
+      cmake_deps+=(-DWEFT_EXAMPLE_NCCL_LIBRARY="$nccl_lib"
+                   -DWEFT_EXAMPLE_NCCL_INCLUDE="$(dirname "$nccl_inc")")
+      export LD_LIBRARY_PATH="$(dirname "$nccl_lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+      echo "gpu-check: no libnccl in $cuda_prefix; using $nccl_lib"
+      break
+    fi
+  done
+fi
+
 # ---- build --------------------------------------------------------------------------------------
 step "configure"
 cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DWEFT_ENABLE_CUDA=ON \
