@@ -1,0 +1,48 @@
+# Installs the build into PREFIX and checks what a user copying that folder to another machine
+# relies on.
+file(REMOVE_RECURSE "${PREFIX}")
+execute_process(COMMAND "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${PREFIX}"
+                RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "cmake --install failed (${status}):\n${out}")
+endif()
+
+function(require_runpath file expected)
+  file(READ "${file}" elf HEX LIMIT 4)
+  if(NOT elf STREQUAL "7f454c46")
+    message(FATAL_ERROR "${file} is not an ELF file")
+  endif()
+  execute_process(COMMAND readelf -d "${file}" OUTPUT_VARIABLE dynamic RESULT_VARIABLE status)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "readelf -d ${file} failed")
+  endif()
+  string(FIND "${dynamic}" "[${expected}]" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${file}: RUNPATH is not ${expected}:\n${dynamic}")
+  endif()
+  # Every NEEDED library that is neither part of the C/C++ runtime nor CUDA's driver must lie in
+  # the installed lib folder.
+  string(REGEX MATCHALL "Shared library: \\[[^]]+\\]" needed "${dynamic}")
+  foreach(entry IN LISTS needed)
+    string(REGEX REPLACE "Shared library: \\[(.*)\\]" "\\1" name "${entry}")
+    if(name MATCHES "^(libc|libm|libgcc_s|libstdc\\+\\+|ld-linux|libdl|libpthread|librt|libcuda|libasan|libubsan|liblsan|libtsan)[.-]")
+      continue()
+    endif()
+    if(NOT EXISTS "${PREFIX}/${LIBDIR}/${name}")
+      message(FATAL_ERROR "${file} needs ${name}, which is not installed in ${PREFIX}/${LIBDIR}")
+    endif()
+  endforeach()
+endfunction()
+
+require_runpath("${PREFIX}/bin/weftc" "$ORIGIN/../${LIBDIR}")
+if(WITH_SHIM)
+  require_runpath("${PREFIX}/${LIBDIR}/libweft_nccl.so" "$ORIGIN")
+endif()
+
+# The installed compiler runs from there.
+execute_process(COMMAND "${PREFIX}/bin/weftc" list RESULT_VARIABLE status OUTPUT_VARIABLE out
+                ERROR_VARIABLE out)
+if(NOT status EQUAL 0 OR NOT out MATCHES "ring")
+  message(FATAL_ERROR "installed weftc list failed (${status}):\n${out}")
+endif()
+message(STATUS "installed into ${PREFIX}; RUNPATHs and bundled libraries are in place")
