@@ -77,6 +77,7 @@ RunResult Executor::execute(const RunOptions& options, std::vector<RankBuffers>&
   schedule.fifo_depth = options.fifo_depth;
   schedule.seed = options.seed;
   schedule.record_trace = options.record_trace;
+  schedule.check_races = options.check_races;
   try {
     return detail::run_schedule(*plan_, layout, *ops, schedule, buffers);
   } catch (const std::bad_alloc&) {
@@ -95,6 +96,21 @@ RunResult Executor::run(const RunOptions& options) const {
     std::vector<RankBuffers> results = inputs;
     RunResult result = execute(options, results);
     if (result.outcome == Outcome::Pass) check(options, inputs, results, result);
+    if (result.outcome == Outcome::Race) {
+      // The race is the verdict whatever the data; a wrong result too is worth showing.
+      RunResult checked;
+      checked.outcome = Outcome::Pass;
+      if (!check(options, inputs, results, checked)) {
+        if (checked.outcome == Outcome::Error) {
+          checked.races = std::move(result.races);
+          checked.race_count = result.race_count;
+          return checked;
+        }
+        result.mismatches = std::move(checked.mismatches);
+        result.mismatch_count = checked.mismatch_count;
+        result.message += "; the result is wrong too: " + checked.message;
+      }
+    }
     return result;
   } catch (const std::bad_alloc&) {
     return error_result(out_of_memory(options));
@@ -116,6 +132,7 @@ std::optional<int> Executor::search_min_fifo_depth(const RunOptions& options) co
   RunOptions probe = options;
   probe.op = ReduceOp::Sum;
   probe.record_trace = false;
+  probe.check_races = false;  // only completion matters here
   const std::vector<RankBuffers> inputs = make_inputs(probe);
   auto completes = [&](int depth) {
     probe.fifo_depth = depth;

@@ -4,6 +4,16 @@
 
 namespace weft::cpu {
 
+namespace {
+
+std::string_view buffer_name(ir::BufferKind buffer) {
+  return buffer == ir::BufferKind::Input    ? "input"
+         : buffer == ir::BufferKind::Output ? "output"
+                                            : "scratch";
+}
+
+}  // namespace
+
 std::string_view to_string(Outcome outcome) {
   switch (outcome) {
     case Outcome::Pass:
@@ -14,6 +24,8 @@ std::string_view to_string(Outcome outcome) {
       return "deadlock";
     case Outcome::Error:
       return "error";
+    case Outcome::Race:
+      return "data race";
   }
   return "?";
 }
@@ -24,11 +36,17 @@ std::string BlockedThreadblock::str() const {
 }
 
 std::string Mismatch::str() const {
-  const char* name = buffer == ir::BufferKind::Input    ? "input"
-                     : buffer == ir::BufferKind::Output ? "output"
-                                                        : "scratch";
-  return fmt::format("rank {} {} chunk {} element {}: expected {} found {}", rank, name, chunk,
-                     element, expected, found);
+  return fmt::format("rank {} {} chunk {} element {}: expected {} found {}", rank,
+                     buffer_name(buffer), chunk, element, expected, found);
+}
+
+std::string Race::str() const {
+  auto side = [](const RaceAccess& access) {
+    return fmt::format("tb {} step {} ({}) {}", access.threadblock, access.step, access.step_type,
+                       access.writes ? "writes" : "reads");
+  };
+  return fmt::format("rank {} {} chunk {} tile {}: {}, {}, with no dependency ordering them", rank,
+                     buffer_name(buffer), chunk, tile, side(earlier), side(later));
 }
 
 std::string RunResult::report() const {
@@ -37,6 +55,12 @@ std::string RunResult::report() const {
   if (!blocked.empty()) {
     out += "blocked threadblocks:\n";
     for (const auto& tb : blocked) out += "  " + tb.str() + "\n";
+  }
+  if (!races.empty()) {
+    out +=
+        fmt::format("data races ({} racing access pairs, the first {} distinct pairs of steps):\n",
+                    race_count, races.size());
+    for (const auto& r : races) out += "  " + r.str() + "\n";
   }
   if (!mismatches.empty()) {
     out += fmt::format("wrong elements ({} in all, the first {}):\n", mismatch_count,

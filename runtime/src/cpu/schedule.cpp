@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "prng.h"
+#include "race_detector.h"
 #include "ready_set.h"
 
 namespace weft::cpu::detail {
@@ -102,6 +103,7 @@ class Scheduler {
   std::vector<std::vector<DependencyWaiter>> dependency_waiters_;  // min-heaps by target
   std::vector<ConnectionState> connections_;
   std::optional<ReadySet> ready_;
+  std::optional<RaceDetector> races_;
   std::vector<std::vector<std::byte>> spare_buffers_;
   std::vector<std::byte> operand_;
   std::size_t finished_count_ = 0;
@@ -117,6 +119,14 @@ bool Scheduler::prepare() {
   if (!problem.empty()) {
     fail(std::move(problem));
     return false;
+  }
+  if (options_.check_races) {
+    problem = RaceDetector::cannot_check(plan_, tiles_);
+    if (!problem.empty()) {
+      fail(std::move(problem));
+      return false;
+    }
+    races_.emplace(plan_, layout_, tiles_, options_.fifo_depth);
   }
   const std::size_t ranks = static_cast<std::size_t>(plan_.ngpus);
   const std::size_t chunk_bytes = options_.chunk_elements * ops_.size;
@@ -256,6 +266,7 @@ void Scheduler::execute(int g, const PlanStep& step, ConnectionState* in, Connec
   if (options_.record_trace) {
     result_.trace.push_back({rank, tb.id, tile, step_[static_cast<std::size_t>(g)]});
   }
+  if (races_) races_->on_step(g, tile, step_[static_cast<std::size_t>(g)]);
   if (step.type == ir::StepType::Nop) return;
 
   // `value` is what the step computes: the message, the source, or a reduction of the two.
@@ -402,6 +413,10 @@ RunResult Scheduler::run() {
     result_.message = error_;
     return result_;
   }
+  if (races_) {
+    result_.races = races_->races();
+    result_.race_count = races_->race_count();
+  }
   if (finished_count_ < plan_.threadblocks.size()) return deadlock();
   for (std::size_t c = 0; c < connections_.size(); ++c) {
     if (connections_[c].fifo.empty()) continue;
@@ -411,6 +426,18 @@ RunResult Scheduler::run() {
         "rank {} sent {} message(s) to rank {} on channel {} that no step received (the send "
         "and receive steps on this connection do not match)",
         pc.key.sender, connections_[c].fifo.size(), pc.key.receiver, pc.key.channel);
+    return result_;
+  }
+  if (result_.race_count > 0) {
+    result_.outcome = Outcome::Race;
+    const std::string depth =
+        options_.fifo_depth > 0 ? fmt::format("{}", options_.fifo_depth) : std::string("unbounded");
+    result_.message = fmt::format(
+        "data race: {} pair(s) of accesses by threadblocks of one rank that no dependency, "
+        "message or FIFO back-pressure orders (FIFO depth {}, {} elements per chunk, tiles of "
+        "{}); the first: {}",
+        result_.race_count, depth, options_.chunk_elements, options_.tile_elements,
+        result_.races.front().str());
     return result_;
   }
   result_.outcome = Outcome::Pass;

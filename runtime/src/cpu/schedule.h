@@ -23,6 +23,7 @@ struct ScheduleOptions {
   int fifo_depth = 0;  // 0: unbounded
   std::uint64_t seed = 0;
   bool record_trace = false;
+  bool check_races = false;  // run a RaceDetector alongside (race_detector.h)
 };
 
 // Tiles of `tile_elements` that cover a chunk of `chunk_elements` (the last one may be short).
@@ -42,7 +43,8 @@ std::string check_buffer_sizes(const Plan& plan, const ModeLayout& layout,
                                const std::vector<RankBuffers>& buffers);
 
 // `buffers` hold each rank's real input and output buffers, sized for `layout`; scratch is
-// allocated here, poisoned. Outcome Pass, Deadlock or Error; nothing is checked.
+// allocated here, poisoned. Outcome Pass, Deadlock, Error, or Race (with check_races, when the
+// run completed but two threadblocks' accesses race); results are not checked.
 RunResult run_schedule(const Plan& plan, const ModeLayout& layout, const ElementOps& ops,
                        const ScheduleOptions& options, std::vector<RankBuffers>& buffers);
 

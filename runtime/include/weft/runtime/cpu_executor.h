@@ -29,10 +29,15 @@ struct RunOptions {
   int root = 0;               // broadcast/reduce
   bool in_place = false;      // run as an in-place call (buffers aliased as NCCL does)
   bool record_trace = false;  // fill RunResult::trace with every step execution, in order
+  // Check for data races by happens-before (program order, dependencies, messages, FIFO
+  // back-pressure). That relation does not depend on the interleaving, so one run proves race
+  // freedom for its S, T, D and call mode; the others may turn it off to save time.
+  bool check_races = true;
 };
 
-enum class Outcome { Pass, WrongResult, Deadlock, Error };
-std::string_view to_string(Outcome outcome);  // "pass", "wrong result", "deadlock", "error"
+enum class Outcome { Pass, WrongResult, Deadlock, Error, Race };
+// "pass", "wrong result", "deadlock", "error", "data race"
+std::string_view to_string(Outcome outcome);
 
 // One step execution of the schedule: threadblock `threadblock` of `rank` ran its step `step`
 // (index in its step list, nops included) for tile `tile`.
@@ -64,12 +69,39 @@ struct Mismatch {
   std::string str() const;  // "rank 3 output chunk 5 element 2: expected 1.5 found nan"
 };
 
+// One side of a data race: a threadblock's step execution that read or wrote the location.
+struct RaceAccess {
+  int threadblock = 0;
+  int step = 0;  // index in its step list, nops included
+  std::string step_type;
+  bool writes = false;
+};
+
+// Two accesses to one location of a rank (the buffer that really holds it after in-place
+// aliasing, chunk, tile), at least one a write, by different threadblocks, that no chain of
+// program order, dependencies, messages and FIFO back-pressure orders.
+struct Race {
+  int rank = 0;
+  ir::BufferKind buffer = ir::BufferKind::Output;
+  int chunk = 0;
+  int tile = 0;
+  RaceAccess earlier;  // the one this run's schedule ran first
+  RaceAccess later;
+  // "rank 2 output chunk 5 tile 0: tb 1 step 3 (r) writes, tb 2 step 4 (s) reads, with no
+  // dependency ordering them"
+  std::string str() const;
+};
+
 struct RunResult {
   Outcome outcome = Outcome::Error;
   std::string message;                      // one-line reason for anything but Pass
   std::vector<BlockedThreadblock> blocked;  // Deadlock: every threadblock not finished
   std::vector<Mismatch> mismatches;         // WrongResult: the first few
   std::size_t mismatch_count = 0;
+  // Race (also Deadlock, or Error when the race check itself cannot run): the first few distinct
+  // pairs of racing steps, and how many racing access pairs were found in all.
+  std::vector<Race> races;
+  std::size_t race_count = 0;
   std::uint64_t steps_executed = 0;  // step × tile executions
   std::uint64_t messages = 0;
   // A hash of the order of step executions: equal seeds give equal fingerprints, and different
@@ -101,11 +133,14 @@ class Executor {
   // expected result. Anything validation should have caught ends every run in Outcome::Error.
   Executor(const ir::Algorithm& algo, CollectiveSpec spec);
 
-  // Generates deterministic inputs, runs, checks the outputs against the spec.
+  // Generates deterministic inputs, runs, checks the outputs against the spec. A data race makes
+  // the outcome Race even when the result happens to be right; when it is also wrong,
+  // mismatches say where.
   RunResult run(const RunOptions& options) const;
 
-  // Runs on caller-provided buffers (sized for chunk_elements) without checking: used to compute
-  // reference outputs for other runtimes. Outcome is Pass unless it deadlocked or erred.
+  // Runs on caller-provided buffers (sized for chunk_elements) without checking results: used to
+  // compute reference outputs for other runtimes. Outcome is Pass unless it deadlocked, erred or
+  // (with check_races) raced.
   RunResult execute(const RunOptions& options, std::vector<RankBuffers>& buffers) const;
 
   // The buffers `run` starts from: every rank's input holds deterministic pseudo-random values (a

@@ -1,0 +1,300 @@
+#include "race_detector.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace weft::cpu::detail {
+
+namespace {
+
+constexpr std::size_t kRacesKept = 10;
+
+ir::BufferKind buffer_of(std::uint8_t slot) {
+  switch (slot) {
+    case kInputSlot:
+      return ir::BufferKind::Input;
+    case kOutputSlot:
+      return ir::BufferKind::Output;
+    case kScratchSlot:
+      return ir::BufferKind::Scratch;
+    default:
+      return ir::BufferKind::None;
+  }
+}
+
+}  // namespace
+
+std::string RaceDetector::cannot_check(const Plan& plan, int tiles) {
+  // Clocks count a threadblock's step executions in 32 bits.
+  constexpr std::uint64_t kMaxExecutions = std::numeric_limits<Clock>::max();
+  for (const PlanThreadblock& tb : plan.threadblocks) {
+    if (static_cast<std::uint64_t>(tb.step_count) * static_cast<std::uint64_t>(tiles) >=
+        kMaxExecutions) {
+      return fmt::format(
+          "{}: {} steps in {} tiles are too many step executions for the race check (under 2^32 "
+          "per threadblock); run with fewer tiles or without the race check",
+          ir::element_path(tb.rank, tb.id), tb.step_count, tiles);
+    }
+  }
+  return {};
+}
+
+RaceDetector::RaceDetector(const Plan& plan, const ModeLayout& layout, int tiles, int fifo_depth)
+    : plan_(plan),
+      layout_(layout),
+      tiles_(tiles),
+      fifo_depth_(fifo_depth),
+      width_(plan.threadblocks.size()) {
+  clocks_.assign(width_ * width_, 0);
+
+  // Dependency targets: a snapshot of the target's clock is kept per tile until every step that
+  // waits on it has joined it, because the target may run on before its waiters do.
+  target_of_step_.assign(layout_.steps.size(), -1);
+  for (const PlanStep& step : layout_.steps) {
+    if (step.dep_threadblock < 0) continue;
+    const std::size_t at =
+        plan_.threadblocks[static_cast<std::size_t>(step.dep_threadblock)].first_step +
+        static_cast<std::size_t>(step.dep_step);
+    int& target = target_of_step_[at];
+    if (target < 0) {
+      target = static_cast<int>(waiters_.size());
+      waiters_.push_back(0);
+    }
+    ++waiters_[static_cast<std::size_t>(target)];
+  }
+  target_snapshots_.resize(waiters_.size());
+
+  sent_.resize(plan_.connections.size());
+  received_.resize(plan_.connections.size());
+  sends_.assign(plan_.connections.size(), 0);
+  receives_.assign(plan_.connections.size(), 0);
+
+  std::size_t next = 0;
+  location_base_.reserve(static_cast<std::size_t>(plan_.ngpus) * 3);
+  for (const auto& extents : layout_.extents) {
+    for (int chunks : extents) {
+      location_base_.push_back(next);
+      next += static_cast<std::size_t>(chunks) * static_cast<std::size_t>(tiles_);
+    }
+  }
+  locations_.resize(next);
+}
+
+std::uint32_t RaceDetector::snapshot(int g) {
+  std::uint32_t slot = 0;
+  if (free_slots_.empty()) {
+    slot = static_cast<std::uint32_t>(pool_.size() / std::max<std::size_t>(width_, 1));
+    pool_.resize(pool_.size() + width_);
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  std::memcpy(pool_.data() + slot * width_, clock_of(g), width_ * sizeof(Clock));
+  return slot;
+}
+
+void RaceDetector::release(std::uint32_t slot) {
+  free_slots_.push_back(slot);
+}
+
+void RaceDetector::join(int g, int owner, std::uint32_t slot) {
+  Clock* now = clock_of(g);
+  const Clock* from = pool_.data() + slot * width_;
+  // Already ordered after the owner's event: every clock this one has joined was complete, so
+  // it already holds everything that event knew.
+  const auto o = static_cast<std::size_t>(owner);
+  if (now[o] >= from[o]) return;
+  for (std::size_t h = 0; h < width_; ++h) now[h] = std::max(now[h], from[h]);
+}
+
+void RaceDetector::join_dependency(int g, int target, int owner, int tile) {
+  auto& snapshots = target_snapshots_[static_cast<std::size_t>(target)];
+  // The scheduler let this step run, so the target has run this tile and its snapshot is kept.
+  if (snapshots.empty() || tile < snapshots.front().tile ||
+      tile - snapshots.front().tile >= static_cast<int>(snapshots.size())) {
+    return;
+  }
+  Snapshot& s = snapshots[static_cast<std::size_t>(tile - snapshots.front().tile)];
+  join(g, owner, s.slot);
+  --s.remaining;
+  while (!snapshots.empty() && snapshots.front().remaining == 0) {
+    release(snapshots.front().slot);
+    snapshots.pop_front();
+  }
+}
+
+std::size_t RaceDetector::location(int rank, std::uint8_t slot, int chunk, int tile) const {
+  return location_base_[static_cast<std::size_t>(rank) * 3 + slot] +
+         static_cast<std::size_t>(chunk) * static_cast<std::size_t>(tiles_) +
+         static_cast<std::size_t>(tile);
+}
+
+void RaceDetector::read(int g, int step, int rank, std::uint8_t slot, int chunk, int tile) {
+  Location& l = locations_[location(rank, slot, chunk, tile)];
+  const Clock* now = clock_of(g);
+  const auto me = static_cast<std::uint32_t>(g);
+  const Epoch epoch{me, now[g]};
+  if (l.write.clock != 0 && l.write.threadblock != me && l.write.clock > now[l.write.threadblock]) {
+    found(rank, slot, chunk, tile, l.write, true, g, step, false);
+  }
+  if (l.shared_reads < 0) {
+    if (l.read.clock == 0 || l.read.threadblock == me || l.read.clock <= now[l.read.threadblock]) {
+      l.read = epoch;
+      return;
+    }
+    // Two unordered reads: keep both until a write is checked against them.
+    if (free_shared_reads_.empty()) {
+      l.shared_reads = static_cast<std::int32_t>(shared_reads_.size());
+      shared_reads_.emplace_back();
+    } else {
+      l.shared_reads = free_shared_reads_.back();
+      free_shared_reads_.pop_back();
+    }
+    shared_reads_[static_cast<std::size_t>(l.shared_reads)] = {l.read, epoch};
+    l.read = {};
+    return;
+  }
+  // Reads ordered before this one add nothing a later write would not see through this one.
+  auto& reads = shared_reads_[static_cast<std::size_t>(l.shared_reads)];
+  std::erase_if(reads, [&](const Epoch& e) { return e.clock <= now[e.threadblock]; });
+  reads.push_back(epoch);
+  if (reads.size() == 1) {
+    l.read = epoch;
+    reads.clear();
+    free_shared_reads_.push_back(l.shared_reads);
+    l.shared_reads = -1;
+  }
+}
+
+void RaceDetector::write(int g, int step, int rank, std::uint8_t slot, int chunk, int tile) {
+  Location& l = locations_[location(rank, slot, chunk, tile)];
+  const Clock* now = clock_of(g);
+  const auto me = static_cast<std::uint32_t>(g);
+  auto unordered = [&](const Epoch& e) {
+    return e.clock != 0 && e.threadblock != me && e.clock > now[e.threadblock];
+  };
+  if (unordered(l.write)) found(rank, slot, chunk, tile, l.write, true, g, step, true);
+  if (l.shared_reads >= 0) {
+    auto& reads = shared_reads_[static_cast<std::size_t>(l.shared_reads)];
+    for (const Epoch& e : reads) {
+      if (unordered(e)) found(rank, slot, chunk, tile, e, false, g, step, true);
+    }
+    reads.clear();
+    free_shared_reads_.push_back(l.shared_reads);
+    l.shared_reads = -1;
+  } else if (unordered(l.read)) {
+    found(rank, slot, chunk, tile, l.read, false, g, step, true);
+  }
+  // Every earlier access is now either ordered before this write or reported: later accesses
+  // need only be checked against it.
+  l.write = {me, now[g]};
+  l.read = {};
+}
+
+void RaceDetector::found(int rank, std::uint8_t slot, int chunk, int tile, Epoch earlier,
+                         bool earlier_writes, int g, int step, bool writes) {
+  ++race_count_;
+  if (races_.size() >= kRacesKept) return;
+  const PlanThreadblock& first = plan_.threadblocks[earlier.threadblock];
+  const PlanThreadblock& second = plan_.threadblocks[static_cast<std::size_t>(g)];
+  // The epoch is the execution's position (tile × steps + step) plus one.
+  const int first_step =
+      static_cast<int>((earlier.clock - 1) % static_cast<Clock>(first.step_count));
+  // Keep distinct pairs of steps: the same pair races again in every chunk and tile it touches,
+  // in either order.
+  auto is = [](const RaceAccess& access, int threadblock, int s, bool w) {
+    return access.threadblock == threadblock && access.step == s && access.writes == w;
+  };
+  for (const Race& r : races_) {
+    if (r.rank != rank) continue;
+    if ((is(r.earlier, first.id, first_step, earlier_writes) &&
+         is(r.later, second.id, step, writes)) ||
+        (is(r.later, first.id, first_step, earlier_writes) &&
+         is(r.earlier, second.id, step, writes))) {
+      return;
+    }
+  }
+  auto type_of = [&](const PlanThreadblock& tb, int s) {
+    return std::string(
+        ir::to_string(layout_.steps[tb.first_step + static_cast<std::size_t>(s)].type));
+  };
+  Race race;
+  race.rank = rank;
+  race.buffer = buffer_of(slot);
+  race.chunk = chunk;
+  race.tile = tile;
+  race.earlier = {first.id, first_step, type_of(first, first_step), earlier_writes};
+  race.later = {second.id, step, type_of(second, step), writes};
+  races_.push_back(std::move(race));
+}
+
+void RaceDetector::on_step(int g, int tile, int step) {
+  const PlanThreadblock& tb = plan_.threadblocks[static_cast<std::size_t>(g)];
+  const std::size_t at = tb.first_step + static_cast<std::size_t>(step);
+  const PlanStep& s = layout_.steps[at];
+  clock_of(g)[g] =
+      static_cast<Clock>(tile) * static_cast<Clock>(tb.step_count) + static_cast<Clock>(step) + 1;
+
+  if (s.dep_threadblock >= 0) {
+    const std::size_t target_at =
+        plan_.threadblocks[static_cast<std::size_t>(s.dep_threadblock)].first_step +
+        static_cast<std::size_t>(s.dep_step);
+    join_dependency(g, target_of_step_[target_at], s.dep_threadblock, tile);
+  }
+  const bool receives = ir::receives(s.type);
+  const bool sends = ir::sends(s.type);
+  if (receives) {
+    const auto c = static_cast<std::size_t>(tb.recv_connection);
+    if (!sent_[c].empty()) {
+      const std::uint32_t slot = sent_[c].front();
+      sent_[c].pop_front();
+      join(g, plan_.connections[c].sender_threadblock, slot);
+      release(slot);
+    }
+  }
+  if (sends) {
+    const auto c = static_cast<std::size_t>(tb.send_connection);
+    // Message k + D waits for the receive of message k to free its slot.
+    if (fifo_depth_ > 0 && sends_[c] >= static_cast<std::uint64_t>(fifo_depth_) &&
+        !received_[c].empty()) {
+      const std::uint32_t slot = received_[c].front();
+      received_[c].pop_front();
+      join(g, plan_.connections[c].receiver_threadblock, slot);
+      release(slot);
+    }
+    ++sends_[c];
+  }
+
+  // What the executor's step touches (schedule.cpp): the source of every step that reads one,
+  // the destination of a local reduce before it is overwritten, and every destination written.
+  if (ir::reads_source(s.type)) {
+    for (int j = 0; j < s.count; ++j) read(g, step, tb.rank, s.src_slot, s.src_chunk + j, tile);
+  }
+  if (s.type == ir::StepType::Reduce) {
+    for (int j = 0; j < s.count; ++j) read(g, step, tb.rank, s.dst_slot, s.dst_chunk + j, tile);
+  }
+  if (ir::writes_destination(s.type)) {
+    for (int j = 0; j < s.count; ++j) write(g, step, tb.rank, s.dst_slot, s.dst_chunk + j, tile);
+  }
+
+  if (sends) sent_[static_cast<std::size_t>(tb.send_connection)].push_back(snapshot(g));
+  if (receives && fifo_depth_ > 0) {
+    // Kept only for a send that will wait on it: message k + D, if the connection carries it.
+    const auto c = static_cast<std::size_t>(tb.recv_connection);
+    const std::uint64_t total = static_cast<std::uint64_t>(plan_.connections[c].sends_per_tile) *
+                                static_cast<std::uint64_t>(tiles_);
+    if (receives_[c]++ + static_cast<std::uint64_t>(fifo_depth_) < total) {
+      received_[c].push_back(snapshot(g));
+    }
+  }
+  const int target = target_of_step_[at];
+  if (target >= 0) {
+    target_snapshots_[static_cast<std::size_t>(target)].push_back(
+        {tile, snapshot(g), waiters_[static_cast<std::size_t>(target)]});
+  }
+}
+
+}  // namespace weft::cpu::detail
