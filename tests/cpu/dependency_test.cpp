@@ -91,7 +91,10 @@ TEST_CASE("without the nop's wait some interleavings read scratch before it is w
   int wrong = 0;
   int passed = 0;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
-    const RunResult result = executor.run(testing::options(37, 8, 2, seed));
+    // The schedules themselves are under test here: the race check would fail every run.
+    RunOptions options = testing::options(37, 8, 2, seed);
+    options.check_races = false;
+    const RunResult result = executor.run(options);
     if (result.outcome == Outcome::Pass) ++passed;
     if (result.outcome == Outcome::WrongResult) {
       ++wrong;
