@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Fuzzes the MSCCL XML loader (reader, validation, analysis, writer) with libFuzzer.
+# Fuzzes what reads MSCCL XML with libFuzzer.
 #
-#   scripts/fuzz-xml.sh [SECONDS]      default 600
+#   scripts/fuzz-xml.sh [SECONDS] [TARGET]      default 600 s, target "loader"
 #
-# Builds tests/fuzz/fuzz_xml_loader in its own clang build folder (build-fuzz, or
+# TARGET: "loader" (reader, validation, analysis, writer: fuzz_xml_loader) or "executor" (every
+# accepted input run by the CPU reference executor with the race check: fuzz_cpu_executor).
+#
+# Builds the target in its own clang build folder (build-fuzz, or
 # $WEFT_FUZZ_BUILD_DIR) with -fsanitize=fuzzer,address,undefined, seeds a corpus from
 # tests/data/xml and, when present, the third-party MSCCL files in ../shared/msccl-xml, runs one
 # fuzzing job for SECONDS and prints a summary. Crashing inputs are kept in
@@ -11,17 +14,24 @@
 set -euo pipefail
 
 seconds="${1:-600}"
+target_name="${2:-loader}"
+usage="usage: $0 [SECONDS] [loader|executor]   (SECONDS: a positive whole number, default 600)"
 if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 1 ]; then
-  echo "usage: $0 [SECONDS]   (SECONDS: a positive whole number, default 600)" >&2
+  echo "$usage" >&2
   exit 2
 fi
+case "$target_name" in
+  loader) target=fuzz_xml_loader ;;
+  executor) target=fuzz_cpu_executor ;;
+  *) echo "$usage" >&2; exit 2 ;;
+esac
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${WEFT_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 shared_corpus="${WEFT_MSCCL_XML_DIR:-$root/../shared/msccl-xml}"
-work_corpus="$build/fuzz-corpus/xml"
-artifacts="$build/fuzz-artifacts"
-log="$build/fuzz-xml.log"
+work_corpus="$build/fuzz-corpus/$target_name"
+artifacts="$build/fuzz-artifacts/$target_name"
+log="$build/fuzz-$target_name.log"
 
 for tool in clang clang++ cmake ninja; do
   command -v "$tool" >/dev/null || { echo "fuzz-xml: '$tool' not found" >&2; exit 2; }
@@ -35,7 +45,7 @@ cmake -G Ninja -S "$root" -B "$build" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link" \
   -DWEFT_FUZZ=ON -DWEFT_SANITIZE=ON -DWEFT_ENABLE_CUDA=OFF >/dev/null
-ninja -C "$build" -j2 fuzz_xml_loader >/dev/null
+ninja -C "$build" -j2 "$target" >/dev/null
 
 # Inputs up to 160 KiB: the size of most real files (36 of the 44 in the corpus; the four
 # largest all-pairs and allgather files, 250-640 KiB, take about a second per run under the
@@ -60,9 +70,9 @@ else
 fi
 
 existing_artifacts=$(find "$artifacts" -type f | wc -l)
-echo "fuzz-xml: ${seconds} s, one job, max_len ${max_len}, seeds $(find "$work_corpus" -type f | wc -l)"
+echo "fuzz-xml: $target, ${seconds} s, one job, max_len ${max_len}, seeds $(find "$work_corpus" -type f | wc -l)"
 set +e
-"$build/tests/fuzz/fuzz_xml_loader" \
+"$build/tests/fuzz/$target" \
   -max_total_time="$seconds" -max_len="$max_len" -timeout=20 -rss_limit_mb=4096 \
   -dict="$root/tests/fuzz/msccl_xml.dict" -artifact_prefix="$artifacts/" \
   -print_final_stats=1 "$work_corpus" >"$log" 2>&1
@@ -75,12 +85,12 @@ added=$(grep -o 'stat::new_units_added: *[0-9]*' "$log" | grep -o '[0-9]*$' || t
 coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || true)
 new_artifacts=$(( $(find "$artifacts" -type f | wc -l) - existing_artifacts ))
 
-echo "fuzz-xml summary"
+echo "fuzz-xml summary ($target)"
 echo "  runs            ${runs:-?} (${speed:-?} per second)"
 echo "  coverage        ${coverage:-?} edges; ${added:-?} new corpus units"
 echo "  crashes         ${new_artifacts} new artifact(s) in $artifacts"
 echo "  fuzzer exit     ${status} (log: $log)"
 if [ "$status" -ne 0 ] || [ "$new_artifacts" -ne 0 ]; then
-  grep -E '^==[0-9]+==ERROR|SUMMARY:|runtime error|fuzz_xml_loader:' "$log" | head -20 || true
+  grep -E '^==[0-9]+==ERROR|SUMMARY:|runtime error|fuzz_' "$log" | head -20 || true
   exit 1
 fi
