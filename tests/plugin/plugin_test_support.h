@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include <cstddef>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -15,6 +16,22 @@
 #include "weft/runtime/ir.h"
 
 namespace weft::plugin::testing {
+
+// The recording libnccl stand-in's log reader: copies up to `capacity` bytes, returns the length.
+using LogFunction = std::size_t (*)(char* out, std::size_t capacity);
+
+inline std::string read_recording(LogFunction log) {
+  std::string text;
+  for (std::size_t length = log(nullptr, 0);;) {  // again if it grew in between
+    text.assign(length, '\0');
+    const std::size_t now = log(text.data(), text.size());
+    if (now <= length) {
+      text.resize(now);
+      return text;
+    }
+    length = now;
+  }
+}
 
 // A fresh folder under the system's temporary folder, removed with everything in it.
 class TempDir {

@@ -54,7 +54,8 @@ TEST_CASE("library: ncclX calls reach WEFT_NCCL_LIB unchanged; bad algorithm fil
   void* shim = open_shim();
   void* stand_in = dlopen(WEFT_RECORDING_NCCL, RTLD_NOW | RTLD_LOCAL);
   REQUIRE(stand_in != nullptr);
-  auto recorded = symbol<const char* (*)()>(stand_in, "weft_recording_nccl_log");
+  auto recorded_log = symbol<LogFunction>(stand_in, "weft_recording_nccl_log");
+  auto recorded = [&] { return read_recording(recorded_log); };
   auto clear = symbol<void (*)()>(stand_in, "weft_recording_nccl_clear");
   clear();
 

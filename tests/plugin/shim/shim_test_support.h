@@ -120,7 +120,7 @@ class RecordingNccl {
   RecordingNccl() {
     handle_ = dlopen(WEFT_RECORDING_NCCL, RTLD_NOW | RTLD_LOCAL);
     REQUIRE(handle_ != nullptr);
-    log_ = reinterpret_cast<const char* (*)()>(dlsym(handle_, "weft_recording_nccl_log"));
+    log_ = reinterpret_cast<LogFunction>(dlsym(handle_, "weft_recording_nccl_log"));
     clear_ = reinterpret_cast<void (*)()>(dlsym(handle_, "weft_recording_nccl_clear"));
     REQUIRE(log_ != nullptr);
     REQUIRE(clear_ != nullptr);
@@ -132,7 +132,7 @@ class RecordingNccl {
 
   std::vector<std::string> lines() const {
     std::vector<std::string> out;
-    std::string text = log_();
+    const std::string text = read_recording(log_);
     std::size_t start = 0;
     while (start < text.size()) {
       const auto end = text.find('\n', start);
@@ -145,7 +145,7 @@ class RecordingNccl {
 
  private:
   void* handle_ = nullptr;
-  const char* (*log_)() = nullptr;
+  LogFunction log_ = nullptr;
   void (*clear_)() = nullptr;
 };
 

@@ -5,6 +5,7 @@
 // ncclMemFree exists only under its plain name, to test the shim's second lookup.
 #include <nccl.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
@@ -74,12 +75,15 @@ void destroy_comm(ncclComm_t comm) {
 
 extern "C" {
 
-// The test reads and clears the recording through these.
-__attribute__((visibility("default"))) const char* weft_recording_nccl_log() {
-  static thread_local std::string copy;
+// The test reads and clears the recording through these. The log is copied into the caller's
+// buffer (up to `capacity` bytes; the full length is returned) rather than returned from
+// thread-local storage: LeakSanitizer's scan of a dlopen'ed library's TLS has crashed at exit.
+__attribute__((visibility("default"))) std::size_t weft_recording_nccl_log(char* out,
+                                                                           std::size_t capacity) {
   std::lock_guard lock(recording().mutex);
-  copy = recording().text;
-  return copy.c_str();
+  const std::string& text = recording().text;
+  if (out != nullptr) std::memcpy(out, text.data(), std::min(capacity, text.size()));
+  return text.size();
 }
 __attribute__((visibility("default"))) void weft_recording_nccl_clear() {
   std::lock_guard lock(recording().mutex);
@@ -115,9 +119,7 @@ ncclResult_t pncclCommInitAll(ncclComm_t* comms, int ndev, const int*) {
 }
 ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
                             ncclConfig_t*) {
-  *newcomm = color == NCCL_SPLIT_NOCOLOR
-                 ? nullptr
-                 : make_comm(1, 0, fake(comm)->device);
+  *newcomm = color == NCCL_SPLIT_NOCOLOR ? nullptr : make_comm(1, 0, fake(comm)->device);
   record("CommSplit(comm=%s, color=%d, key=%d)", hex(comm).c_str(), color, key);
   return ncclSuccess;
 }
