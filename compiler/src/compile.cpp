@@ -11,6 +11,7 @@
 #include "weft/compiler/dependencies.h"
 #include "weft/compiler/emit.h"
 #include "weft/compiler/error.h"
+#include "weft/compiler/forward.h"
 #include "weft/compiler/lower.h"
 #include "weft/compiler/replicate.h"
 #include "weft/compiler/schedule.h"
@@ -250,6 +251,12 @@ CompileResult compile_unverified(const dsl::Program& program) {
       lap("replicate");
     }
 
+    // Copies forwarded where the data can be read at its source; the copies kept as written only
+    // when no schedule keeps the message order with forwarding (its reads of the source add
+    // write-after-read orders).
+    std::optional<InstructionDag> forwarded = forward_copies(lowered, &result.stats.forwarded);
+    lap("forward");
+
     // Fused and critical-path first; program order and no fusion are the fallbacks when the
     // messages between two ranks cannot keep one order.
     InstructionDag dag;
@@ -257,36 +264,46 @@ CompileResult compile_unverified(const dsl::Program& program) {
     // Depth 2 first: what every runtime guarantees (DESIGN.md §2.4); unbounded leaves deadlock
     // freedom to the executor's verdict.
     struct Attempt {
+      bool forwarded;
       bool fused;
       ScheduleOrder order;
       int depth;
     };
     std::vector<Attempt> attempts;
-    for (const int depth : {2, 0}) {
-      if (options.fusion) {
-        attempts.push_back({true, ScheduleOrder::CriticalPath, depth});
-        attempts.push_back({true, ScheduleOrder::ProgramOrder, depth});
+    for (const bool forward : {true, false}) {
+      if (!forward && !forwarded) break;
+      for (const int depth : {2, 0}) {
+        if (options.fusion) {
+          attempts.push_back({forward, true, ScheduleOrder::CriticalPath, depth});
+          attempts.push_back({forward, true, ScheduleOrder::ProgramOrder, depth});
+        }
+        attempts.push_back({forward, false, ScheduleOrder::CriticalPath, depth});
+        attempts.push_back({forward, false, ScheduleOrder::ProgramOrder, depth});
       }
-      attempts.push_back({false, ScheduleOrder::CriticalPath, depth});
-      attempts.push_back({false, ScheduleOrder::ProgramOrder, depth});
     }
-    bool fused_now = false;
+    // The DAG `dag` holds now: (forwarded, fused).
+    std::optional<std::pair<bool, bool>> built;
     for (const Attempt& attempt : attempts) {
-      if (attempt.fused && !fused_now) {
-        dag = fuse(lowered, &result.stats.fused);
-        fused_now = true;
-        lap("fuse");
-      } else if (!attempt.fused && (fused_now || dag.size() == 0)) {
-        dag = lowered;
-        result.stats.fused = {};
-        fused_now = false;
+      const std::pair<bool, bool> wanted{attempt.forwarded, attempt.fused};
+      if (built != wanted) {
+        const InstructionDag& base = attempt.forwarded && forwarded ? *forwarded : lowered;
+        if (attempt.fused) {
+          dag = fuse(base, &result.stats.fused);
+          lap("fuse");
+        } else {
+          dag = base;
+          result.stats.fused = {};
+        }
+        if (!attempt.forwarded) result.stats.forwarded = {};
+        built = wanted;
       }
       std::string why;
       sched = schedule(dag, ScheduleOptions{attempt.order, attempt.depth}, &why);
       lap("schedule");
       if (sched) break;
       result.notes.push_back(fmt::format(
-          "schedule ({}, {}, FIFO depth {}): {}", attempt.fused ? "fused" : "unfused",
+          "schedule ({}{}, {}, FIFO depth {}): {}", attempt.fused ? "fused" : "unfused",
+          attempt.forwarded || !forwarded ? "" : ", copies not forwarded",
           attempt.order == ScheduleOrder::CriticalPath ? "critical path" : "program order",
           attempt.depth > 0 ? std::to_string(attempt.depth) : std::string("unbounded"), why));
     }
@@ -357,8 +374,10 @@ CompileResult compile_unverified(const dsl::Program& program) {
       return result;
     }
     const FuseStats fused = result.stats.fused;
+    const ForwardStats forward = result.stats.forwarded;
     result.stats = statistics(replicated);
     result.stats.fused = fused;
+    result.stats.forwarded = forward;
     result.algorithm = std::move(replicated);
   } catch (const CompileError& e) {
     result.errors.push_back(e.what());

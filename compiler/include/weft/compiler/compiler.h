@@ -1,5 +1,6 @@
-// The compiler pipeline (DESIGN.md §4): trace → postcondition → lower → fuse → schedule →
-// assign → dependencies → replicate → emit → verify. Only a verified result can be written.
+// The compiler pipeline (DESIGN.md §4): trace → postcondition → lower → replicate → forward →
+// fuse → schedule → assign → dependencies → emit → verify. Only a verified result can be
+// written.
 //
 //   weft::dsl::Program p = ...;
 //   weft::compiler::CompileResult result = weft::compiler::compile(p);
@@ -12,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "weft/compiler/forward.h"
 #include "weft/compiler/fuse.h"
 #include "weft/compiler/verify.h"
 #include "weft/dsl/program.h"
@@ -35,6 +37,7 @@ struct CompileStats {
   int max_threadblocks_per_rank = 0;
   int max_steps_per_threadblock = 0;
   FuseStats fused;
+  ForwardStats forwarded;
 };
 
 struct CompileResult {
