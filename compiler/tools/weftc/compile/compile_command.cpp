@@ -117,6 +117,10 @@ int run_compile(const CompileArgs& args) {
         "channels {}\n",
         s.threadblocks, s.max_threadblocks_per_rank, s.steps, s.max_steps_per_threadblock, s.nops,
         s.channels);
+    if (s.forwarded.changed()) {
+      fmt::print("  copies forwarded: {} reads from the source, {} copies removed, {} narrowed\n",
+                 s.forwarded.reads, s.forwarded.copies_removed, s.forwarded.copies_narrowed);
+    }
     fmt::print("  fused: {} rcs, {} rrcs, {} rrs; compiled in {:.3f} s\n", s.fused.rcs,
                s.fused.rrcs, s.fused.rrs, result.compile_seconds);
   }
