@@ -77,6 +77,10 @@ class Communicator {
   // entry per local rank, in local_ranks() order). `root` is the broadcast/reduce root, −1 for
   // the others. Returns once the kernel is enqueued; a timeout inside the kernel is reported by
   // async_error() after the stream has synchronised, and by every later run().
+  // In-place calls: as in MSCCL, an algorithm may use the whole aliased buffer, so the parts of
+  // it outside the call's result (other ranks' blocks of a reducescatter, a non-root rank's
+  // buffer of a reduce) hold unspecified values afterwards; with avg they are at least scaled by
+  // 1/nranks, which is applied to the input in place.
   virtual Status run(AlgorithmHandle handle, std::span<const RankBuffers> calls, std::size_t count,
                      DataType dtype, ReduceOp op, int root, StreamHandle stream) = 0;
   // The same for a communicator with exactly one local rank.
