@@ -139,7 +139,6 @@ TEST_CASE("library: out-of-place calls, roots, instances and channels", "[librar
   algorithms::register_library(registry);
   for (const dsl::AlgorithmInfo& info : registry.algorithms()) {
     for (const bool in_place : {false, true}) {
-      if (info.name == "alltoall_two_step" && in_place) continue;  // out of place only
       for (const int instances : {1, 2}) {
         dsl::AlgorithmParams params;
         params.ranks = 8;
@@ -165,12 +164,27 @@ TEST_CASE("library: out-of-place calls, roots, instances and channels", "[librar
   }
 }
 
-TEST_CASE("library: two-step alltoall refuses in-place calls", "[library]") {
-  dsl::AlgorithmParams params;
-  params.ranks = 8;
-  params.nodes = 2;
-  params.gpus_per_node = 4;
-  params.in_place = true;
-  CHECK_THROWS_WITH(algorithms::alltoall_two_step(params),
-                    Catch::Contains("out-of-place calls only"));
+TEST_CASE("library: two-step alltoall in place, blocks from the same node staged in scratch",
+          "[library]") {
+  for (const auto& [nodes, gpus] :
+       std::vector<std::pair<int, int>>{{1, 2}, {2, 1}, {2, 2}, {2, 4}, {4, 2}, {3, 3}, {8, 8}}) {
+    for (const ir::Protocol proto : {ir::Protocol::Simple, ir::Protocol::LL}) {
+      dsl::AlgorithmParams params;
+      params.ranks = nodes * gpus;
+      params.nodes = nodes;
+      params.gpus_per_node = gpus;
+      params.protocol = proto;
+      params.in_place = true;
+      const dsl::Program program = algorithms::alltoall_two_step(params);
+      const compiler::CompileResult result = compiler::compile(program, test::quick());
+      INFO(fmt::format("{}×{}, {}", nodes, gpus, ir::to_string(proto)));
+      INFO(result.error_text());
+      REQUIRE(result.ok());
+      CHECK(result.algorithm->inplace);
+      CHECK_FALSE(result.algorithm->outofplace);
+      const Diagnostics lint = ir::validate(*result.algorithm, ir::msccl_limits());
+      INFO(lint.str());
+      CHECK_FALSE(lint.has_errors());
+    }
+  }
 }

@@ -48,12 +48,13 @@ Program alltoall_two_step(const AlgorithmParams& params) {
   const int gpus = params.gpus_per_node;
   const int n = nodes * gpus;
   const int c = detail::chunks_or(params, 1);
-  if (detail::in_place_or(params, false)) {
-    throw dsl::DslError(std::source_location::current(), "alltoall_two_step",
-                        "supports out-of-place calls only");
-  }
-  Program p("alltoall_two_step", dsl::Collective::alltoall(n, c, false), params.options());
+  const bool in_place = detail::in_place_or(params, false);
+  Program p("alltoall_two_step", dsl::Collective::alltoall(n, c, in_place), params.options());
   const dsl::Buffer gathered = p.scratch("gathered");
+  // In place, a block from a GPU of the same node lands where the gateway's own block for that
+  // GPU may not have left yet: it waits in scratch and moves in after step 1. Blocks from other
+  // nodes arrive in step 2, after everything they overwrite has gone out in step 1.
+  const dsl::Buffer arrived = in_place ? p.scratch("arrived") : gathered;
   auto rank = [&](int node, int gpu) { return node * gpus + gpu; };
   // On the gateway (node, g2), blocks for remote node m sit together, ordered by source GPU.
   auto slot = [&](int node, int m, int g1) {
@@ -73,11 +74,26 @@ Program alltoall_two_step(const AlgorithmParams& params) {
       for (int d = 0; d < gpus; ++d) {
         const int g2 = (g1 + d) % gpus;
         const int gateway = rank(node, g2);
-        p.chunk(src, dsl::input, gateway * c, c).copy(gateway, dsl::output, src * c, local);
+        if (!in_place) {
+          p.chunk(src, dsl::input, gateway * c, c).copy(gateway, dsl::output, src * c, local);
+        } else if (gateway != src) {
+          p.chunk(src, dsl::input, gateway * c, c).copy(gateway, arrived, g1 * c, local);
+        }
         for (int m = 0; m < nodes; ++m) {
           if (m == node) continue;
           p.chunk(src, dsl::input, rank(m, g2) * c, c)
               .copy(gateway, gathered, slot(node, m, g1), local);
+        }
+      }
+    }
+  }
+  if (in_place) {
+    for (int node = 0; node < nodes; ++node) {
+      for (int g = 0; g < gpus; ++g) {
+        for (int g1 = 0; g1 < gpus; ++g1) {
+          if (g1 == g) continue;
+          p.chunk(rank(node, g), arrived, g1 * c, c)
+              .copy(rank(node, g), dsl::output, rank(node, g1) * c);
         }
       }
     }
