@@ -132,13 +132,7 @@ std::optional<InstructionDag> forward_copies(const InstructionDag& dag, ForwardS
 
   if (all_kept && counted.reads == 0) return std::nullopt;
 
-  InstructionDag out;
-  out.ranks = dag.ranks;
-  out.input_chunks = dag.input_chunks;
-  out.output_chunks = dag.output_chunks;
-  out.scratch_chunks = dag.scratch_chunks;
-  out.results = dag.results;
-  out.operations = dag.operations;
+  InstructionDag out = dag.same_buffers();
   // Each copy becomes its runs of kept pieces; messages follow their instructions' new places
   // (copies carry none, so only the shift matters).
   auto runs_of = [&](std::size_t k) {

@@ -113,13 +113,7 @@ InstructionDag fuse(const InstructionDag& dag, FuseStats* stats) {
   }
 
   // The fused list: each fused step where its receive was.
-  InstructionDag out;
-  out.ranks = dag.ranks;
-  out.input_chunks = dag.input_chunks;
-  out.output_chunks = dag.output_chunks;
-  out.scratch_chunks = dag.scratch_chunks;
-  out.results = dag.results;
-  out.operations = dag.operations;
+  InstructionDag out = dag.same_buffers();
   std::vector<int> new_index(n, -1);
   int next = 0;
   for (std::size_t k = 0; k < n; ++k) {

@@ -21,6 +21,17 @@ bool writes_destination(const Instruction& instruction) {
   return ir::writes_destination(instruction.type);
 }
 
+InstructionDag InstructionDag::same_buffers() const {
+  InstructionDag out;
+  out.ranks = ranks;
+  out.input_chunks = input_chunks;
+  out.output_chunks = output_chunks;
+  out.scratch_chunks = scratch_chunks;
+  out.results = results;
+  out.operations = operations;
+  return out;
+}
+
 std::string InstructionDag::describe(int i) const {
   const Instruction& ins = instructions[static_cast<std::size_t>(i)];
   std::string text;

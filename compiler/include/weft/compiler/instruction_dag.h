@@ -59,6 +59,9 @@ struct InstructionDag {
   const std::vector<dsl::Operation>* operations = nullptr;
 
   std::size_t size() const { return instructions.size(); }
+  // A DAG over the same ranks, buffers, results and trace, with no instructions yet: what a pass
+  // that rewrites the instruction list starts from.
+  InstructionDag same_buffers() const;
   std::span<const int> dependencies(int i) const {
     const auto k = static_cast<std::size_t>(i);
     return {deps.data() + dep_begin[k], static_cast<std::size_t>(dep_begin[k + 1] - dep_begin[k])};
