@@ -16,6 +16,17 @@
 
 namespace weft::cpu::testing {
 
+// `text` with `from`, which must occur exactly once, replaced by `to`: a test variant of an
+// algorithm is a known one with one named edit.
+inline std::string replaced(std::string_view text, std::string_view from, std::string_view to) {
+  std::string out(text);
+  const std::size_t at = out.find(from);
+  REQUIRE(at != std::string::npos);
+  REQUIRE(out.find(from, at + 1) == std::string::npos);
+  out.replace(at, from.size(), to);
+  return out;
+}
+
 // Reads and validates (weft profile); the test stops with the diagnostics when that fails.
 inline ir::Algorithm load(std::string_view xml) {
   ir::LoadResult loaded = ir::load_xml_string(xml, ir::weft_limits(), "<test>");

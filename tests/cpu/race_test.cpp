@@ -13,14 +13,7 @@
 namespace weft::cpu {
 namespace {
 
-std::string replaced(std::string_view text, std::string_view from, std::string_view to) {
-  std::string out(text);
-  const std::size_t at = out.find(from);
-  REQUIRE(at != std::string::npos);
-  REQUIRE(out.find(from, at + 1) == std::string::npos);
-  out.replace(at, from.size(), to);
-  return out;
-}
+using testing::replaced;
 
 // True when `race` pairs `a` and `b`, in either order.
 bool pairs(const Race& race, const RaceAccess& a, const RaceAccess& b) {

@@ -11,14 +11,7 @@
 namespace weft::cpu {
 namespace {
 
-std::string replaced(std::string_view text, std::string_view from, std::string_view to) {
-  std::string out(text);
-  const std::size_t at = out.find(from);
-  REQUIRE(at != std::string::npos);
-  REQUIRE(out.find(from, at + 1) == std::string::npos);
-  out.replace(at, from.size(), to);
-  return out;
-}
+using testing::replaced;
 
 TEST_CASE("an allgather that forgets one rank's local copy", "[cpu][wrong]") {
   // Rank 1's copy of its input into output block 1 becomes a nop.
