@@ -88,6 +88,29 @@ TEST_CASE("an in-process participant that never comes is named after the timeout
   CHECK_FALSE(other.get().ok());
 }
 
+TEST_CASE("a participant whose deadline fires later still names the missing rank",
+          "[bootstrap]") {
+  // Rank 1 enters first, so its deadline fires first; rank 0, later, learns of the failure from
+  // rank 1 (while waiting, or on entering after it) and must repeat which rank never came.
+  auto rendezvous = InProcessRendezvous::create(3, 200ms);
+  auto zero = rendezvous->join(0);
+  auto one = rendezvous->join(1);
+  REQUIRE(zero.ok());
+  REQUIRE(one.ok());
+  auto first = std::async(std::launch::async, [&] {
+    std::vector<std::byte> data;
+    return exchange(*one.value(), 0, 4, data);
+  });
+  std::this_thread::sleep_for(100ms);
+  std::vector<std::byte> data;
+  const Status later = exchange(*zero.value(), 0, 4, data);
+  const Status earlier = first.get();
+  CHECK_FALSE(earlier.ok());
+  CHECK_FALSE(later.ok());
+  CHECK_THAT(earlier.message, Catch::Matches(".*rank 1: ranks (0, )?2 never arrived.*"));
+  CHECK_THAT(later.message, Catch::Matches(".*rank 1: ranks (0, )?2 never arrived.*"));
+}
+
 TEST_CASE("in-process participants that disagree on the record size fail", "[bootstrap]") {
   auto rendezvous = InProcessRendezvous::create(2, 2s);
   auto zero = rendezvous->join(0);
