@@ -51,12 +51,7 @@ std::vector<int> chain_channels(const InstructionDag& dag, const ChannelPlan& pl
                                 int* channel_count) {
   const std::size_t n = dag.size();
   const auto& ins = dag.instructions;
-  // A chain is a path of messages through fused steps; its root is its first instruction.
-  std::vector<int> root(n);
-  for (std::size_t k = 0; k < n; ++k) {
-    const int from = ins[k].recv_from;
-    root[k] = from >= 0 ? root[static_cast<std::size_t>(from)] : static_cast<int>(k);
-  }
+  const std::vector<int> root = chain_roots(dag);
   const std::vector<int> chain_hint = chain_channel_hints(dag);
   std::vector<int> hint(n, -1);
   int max_hint = -1;

@@ -49,16 +49,21 @@ std::string InstructionDag::describe(int i) const {
   return text;
 }
 
+std::vector<int> chain_roots(const InstructionDag& dag) {
+  // Messages point forward, so a chain's root (its first instruction) is found by following
+  // recv_from back; fused steps both receive and send, so the walk crosses them.
+  std::vector<int> root(dag.size());
+  for (std::size_t k = 0; k < dag.size(); ++k) {
+    const int from = dag.instructions[k].recv_from;
+    root[k] = from >= 0 ? root[static_cast<std::size_t>(from)] : static_cast<int>(k);
+  }
+  return root;
+}
+
 std::vector<int> chain_channel_hints(const InstructionDag& dag) {
   const std::size_t n = dag.size();
   const auto& ins = dag.instructions;
-  // Messages point forward, so a chain's root (its first instruction) is found by following
-  // recv_from back; fused steps both receive and send, so the walk crosses them.
-  std::vector<int> root(n);
-  for (std::size_t k = 0; k < n; ++k) {
-    const int from = ins[k].recv_from;
-    root[k] = from >= 0 ? root[static_cast<std::size_t>(from)] : static_cast<int>(k);
-  }
+  const std::vector<int> root = chain_roots(dag);
   std::vector<int> hint(n, -1);
   std::vector<int> asked_by(n, -1);
   for (std::size_t k = 0; k < n; ++k) {

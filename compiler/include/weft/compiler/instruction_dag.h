@@ -73,7 +73,11 @@ struct InstructionDag {
 // (Re)computes dep_begin/deps from the instructions' reads and writes, in program order.
 void compute_dependencies(InstructionDag& dag);
 
-// Instructions joined by messages and fused steps form chains that must share one channel. For
+// Instructions joined by messages and fused steps form chains. For each instruction: its chain's
+// root, the chain's first instruction.
+std::vector<int> chain_roots(const InstructionDag& dag);
+
+// Chains must share one channel. For
 // each instruction: the channel its chain's operations ask for, or -1 when none does. Throws
 // CompileError when two operations of one chain ask for different channels.
 std::vector<int> chain_channel_hints(const InstructionDag& dag);
