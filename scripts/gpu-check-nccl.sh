@@ -10,7 +10,8 @@
 # kept and printed on failure). Exit status: 0 when every check passed.
 #
 # WEFT_NCCL_CHECK_ALGO_DIR: a folder of other algorithms (e.g. the DSL library's XML) to load
-# beside the generated ones.
+# beside the generated ones. WEFT_NCCL_CHECK_QUICK=1: standalone at 2 and 4 processes only, and
+# smaller sizes (gpu-check.sh --quick).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-${WEFT_BUILD_DIR:-$root/build}}
@@ -71,10 +72,16 @@ elif expect "$name" "$log" \
 fi
 
 # 2. Standalone, several processes on one GPU.
-for n in 2 4 8; do
+process_counts="2 4 8"
+largest=512K
+if [[ ${WEFT_NCCL_CHECK_QUICK:-0} == 1 ]]; then
+  process_counts="2 4"
+  largest=64K
+fi
+for n in $process_counts; do
   log=$logs/standalone-$n.log
   WEFT_STANDALONE=1 WEFT_ALGO_DIR=$algo_dirs WEFT_DEBUG=INFO WEFT_TIMEOUT_S=${WEFT_TIMEOUT_S:-60} \
-    LD_PRELOAD=$shim timeout 600 "$example" -n "$n" -b 8K -e 512K -f 8 -w 1 -t 580 > "$log" 2>&1
+    LD_PRELOAD=$shim timeout 300 "$example" -n "$n" -b 8K -e "$largest" -f 8 -w 1 -t 280 > "$log" 2>&1
   status=$?
   name="standalone, $n processes"
   if [[ $status -ne 0 ]]; then

@@ -1,55 +1,100 @@
 #!/usr/bin/env bash
-# The GPU check: one command for a machine with an NVIDIA GPU. Builds Weft with CUDA for the GPU
-# it finds, runs the GPU tests (ctest label `gpu`) and the host-side GPU-runtime tests, checks
-# weft-perf against the CPU reference over built-in algorithms and the MSCCL XML corpus, runs the
-# benchmark sweeps the GPU-runtime issue asks for, and writes everything to a log.
+# The GPU check: one command for a machine with an NVIDIA GPU (docs/gpu.md has the plan for a
+# lent machine). Builds Weft with CUDA for the GPU it finds, then runs the steps asked for:
 #
-#   scripts/gpu-check.sh [--deps DIR] [--build DIR] [--log FILE] [--quick] [--steps LIST]
+#   tests    the host-side GPU-runtime tests, then the GPU tests (ctest label `gpu`)
+#   check    weft-perf against the CPU reference: built-in algorithms × protocols × ranks × types
+#   corpus   weft-perf against the CPU reference: every file of the MSCCL XML corpus
+#   library  weft-perf against the CPU reference: the compiler's library (weftc compile)
+#   bench    the benchmark sweeps and the timed targets (PASS/MISS lines)
+#   multi    one process per GPU over CUDA IPC (needs 2 or more GPUs)
+#   nccl     the NCCL shim: real NCCL at one rank, standalone mode on the GPU (gpu-check-nccl.sh)
 #
-# --steps picks what runs after the (incremental) build, comma-separated, by default all of
-# tests,check,library,corpus,bench,multi,nccl — so that the check can be split over several calls of a few
-# minutes each on a machine lent with a per-command time limit; the build folder is reused.
-# --quick shrinks the correctness sweep to 8 ranks and the benchmarks to 64 MB.
+#   scripts/gpu-check.sh [--steps LIST] [--quick] [--out DIR] [--corpus DIR] [--deps DIR]
+#                        [--build DIR] [--jobs N] [--budget SECONDS] [--test-timeout SECONDS]
+#   scripts/gpu-check.sh --pack-deps DIR     (on the development machine; see below)
+#   scripts/gpu-check.sh --rehearse [...]    (the device-side build and host steps, no GPU needed)
 #
-# What the machine needs: cmake (3.25+), ninja, nvcc (CUDA 12/13) with a host C++20 compiler, and
-# the libraries Weft builds with: fmt 9, pugixml, CLI11 2, Catch2 2. The lent GPU machines have
-# the tools but none of those libraries (no Debian packages, no network). So, on the development
-# machine (where the Debian packages are installed) first run
+# --steps      comma-separated, default tests,check,corpus,library,bench,multi,nccl; only the
+#              targets those steps need are built
+# --quick      every step smaller: 8 ranks only, sizes to 16 MB (1 MB for corpus and library),
+#              benchmarks to 64 MB, the shim at 1, 2 and 4 processes
+# --out DIR    where the results go (default: $OUT when set, else BUILD/gpu-check-out): at most
+#              four files, gpu-check.log (everything printed, written as it goes), summary.txt
+#              (one line per step and target), tables.txt (the benchmark tables) and
+#              artifacts.tar.gz (CTest and NCCL logs, CMakeCache.txt, every weft-perf output)
+# --corpus DIR the MSCCL XML files (default: DEPS/msccl-xml, else ../shared/msccl-xml)
+# --budget S   start no step once S seconds have passed since the start (default 540, which
+#              leaves a 10-minute call time to pack the results); 0: no budget
+# --test-timeout S  the limit of one CTest test (default 120)
+#
+# Without a GPU (or with --rehearse) the build and the host-side steps run, and the steps that
+# need a device are reported as skipped.
+#
+# The lent GPU machines have cmake, ninja and nvcc but none of the libraries Weft builds with
+# (fmt, pugixml, CLI11, Catch2: Debian packages), and no network. On the development machine run
 #
 #   scripts/gpu-check.sh --pack-deps build-deps
 #
-# which copies those packages' headers, libraries and CMake files into build-deps/ (ignored by git,
-# like every /build*/ folder, so it must be carried to the GPU machine explicitly). This script
-# then finds build-deps/ next to the sources (or takes --deps DIR) and builds from source there,
-# with the GPU's own architecture. Nothing is downloaded.
+# which copies those packages' headers, libraries and CMake files into build-deps/, and the MSCCL
+# XML corpus (../shared/msccl-xml) into build-deps/msccl-xml when it is there. build-deps/ is
+# ignored by git, like every /build*/ folder, so it must be carried explicitly; it is found next
+# to the sources (or given by --deps). NCCL comes from WEFT_NCCL_HOME, NCCL_HOME, the CUDA
+# toolkit or the Python wheel nvidia-nccl-* (cmake/WeftNccl.cmake).
 #
-# Exit status: 0 when every step passed; 1 otherwise (the log says which). Timed targets from the
-# issue (≥ 70 % of the device-memory floor at ≥ 64 MB in Simple; ≤ 10 µs per 1 KB all-pairs LL
-# call with CUDA graphs) are reported as PASS/MISS lines, and do not change the exit status.
+# --rehearse runs the device-side build in a private mount namespace (root, util-linux unshare)
+# in which the Debian development packages and the CUDA toolkit's NCCL are hidden and NCCL is
+# laid out as the nvidia-nccl wheel lays it out, on the Python path; then the host-side steps.
+# It checks a change to the GPU path without a GPU; build folder build-rehearse/build.
+#
+# Exit status: 0 when every step asked for ran and passed; 1 when a step failed; 77 when no GPU
+# was found (the host-side steps passed, the device steps were skipped); 2 for bad arguments.
+# Timed targets are reported as PASS/MISS lines and do not change the exit status.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-build="$root/build-gpu"
+build=""
 deps=""
-log=""
+out=${OUT:-}
+corpus=""
 quick=0
 pack=""
-steps="tests,check,library,corpus,bench,multi,nccl"
+rehearse=0
+steps="tests,check,corpus,library,bench,multi,nccl"
+jobs=$(nproc 2>/dev/null || echo 8)
+budget=540
+test_timeout=${WEFT_GPU_TEST_TIMEOUT:-120}
+forward=()  # the arguments, for --rehearse to hand on
 
+usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
+need_value() { [[ $# -ge 2 && -n $2 ]] || { echo "gpu-check: $1 needs a value (see --help)" >&2; exit 2; }; }
 while (($#)); do
   case "$1" in
-    --deps) deps=$2; shift 2 ;;
-    --build) build=$2; shift 2 ;;
-    --log) log=$2; shift 2 ;;
-    --quick) quick=1; shift ;;
-    --steps) steps=$2; shift 2 ;;
-    --pack-deps) pack=$2; shift 2 ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    --deps) need_value "$@"; deps=$2; forward+=("$1" "$2"); shift 2 ;;
+    --build) need_value "$@"; build=$2; forward+=("$1" "$2"); shift 2 ;;
+    --out) need_value "$@"; out=$2; forward+=("$1" "$2"); shift 2 ;;
+    --corpus) need_value "$@"; corpus=$2; forward+=("$1" "$2"); shift 2 ;;
+    --steps) need_value "$@"; steps=$2; forward+=("$1" "$2"); shift 2 ;;
+    --jobs) need_value "$@"; jobs=$2; forward+=("$1" "$2"); shift 2 ;;
+    --budget) need_value "$@"; budget=$2; forward+=("$1" "$2"); shift 2 ;;
+    --test-timeout) need_value "$@"; test_timeout=$2; forward+=("$1" "$2"); shift 2 ;;
+    --quick) quick=1; forward+=("$1"); shift ;;
+    --pack-deps) need_value "$@"; pack=$2; shift 2 ;;
+    --rehearse) rehearse=1; shift ;;
+    -h|--help) usage; exit 0 ;;
     *) echo "gpu-check: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
+for s in ${steps//,/ }; do
+  case "$s" in tests|check|corpus|library|bench|multi|nccl) ;;
+    *) echo "gpu-check: unknown step '$s' in --steps (see --help)" >&2; exit 2 ;;
+  esac
+done
+for v in "$jobs" "$budget" "$test_timeout"; do
+  [[ $v =~ ^[0-9]+$ ]] || { echo "gpu-check: '$v' is not a whole number of jobs or seconds" >&2; exit 2; }
+done
 
-# ---- --pack-deps: collect the Debian packages' files for carrying ------------------------------
+# ---- --pack-deps: collect the Debian packages' files (and the corpus) for carrying -------------
 if [[ -n "$pack" ]]; then
   mkdir -p "$pack"
   for p in libfmt-dev libfmt9 libpugixml-dev libpugixml1v5 libcli11-dev catch2; do
@@ -64,27 +109,95 @@ if [[ -n "$pack" ]]; then
       cp -a "$f" "$pack$f"
     done
   done
-  echo "gpu-check: packed $(du -sh "$pack" | cut -f1) of headers, libraries and CMake files into $pack"
+  if [[ -d "$root/../shared/msccl-xml" ]]; then
+    rm -rf "$pack/msccl-xml"
+    cp -a "$root/../shared/msccl-xml" "$pack/msccl-xml"
+    echo "gpu-check: copied the MSCCL XML corpus ($(find "$pack/msccl-xml" -name '*.xml' | wc -l) files) into $pack/msccl-xml"
+  else
+    echo "gpu-check: no MSCCL XML corpus at ../shared/msccl-xml; the corpus step will skip"
+  fi
+  echo "gpu-check: packed $(du -sh "$pack" | cut -f1) into $pack"
   exit 0
 fi
 
-# ---- logging ------------------------------------------------------------------------------------
+# ---- --rehearse: the same run inside a namespace without the Debian packages -------------------
+if ((rehearse)) && [[ -z ${WEFT_GPU_CHECK_REHEARSAL:-} ]]; then
+  exec bash "$root/scripts/gpu-check-rehearse.sh" "${forward[@]}"
+fi
+
+# ---- output: the log as it goes, a summary, tables, one archive ---------------------------------
+[[ -n "$build" ]] || build="$root/build-gpu"
 mkdir -p "$build"
-[[ -n "$log" ]] || log="$build/gpu-check-$(date +%Y%m%d-%H%M%S).log"
+build=$(cd "$build" && pwd)
+[[ -n "$out" ]] || out="$build/gpu-check-out"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+work="$build/gpu-check-work"  # everything that goes into the archive
+rm -rf "$work"
+mkdir -p "$work"
+log="$out/gpu-check.log"
+summary="$out/summary.txt"
+tables="$out/tables.txt"
+: > "$log"
+: > "$summary"
+: > "$tables"
 exec > >(tee -a "$log") 2>&1
+started=$(date +%s)
 failures=()
-step() { echo; echo "==== $* ($(date +%T))"; }
+skipped=()
+
+note() { echo "$*" | tee -a "$summary" > /dev/null; echo "gpu-check: $*"; }
+step() { echo; echo "==== $* ($(date +%T), $(( $(date +%s) - started )) s in)"; }
 wanted() { [[ ",$steps," == *",$1,"* ]]; }
-fail() { failures+=("$1"); echo "!!!! FAILED: $1"; }
+fail() { failures+=("$1"); echo "!!!! FAILED: $1"; echo "FAIL $1" >> "$summary"; }
+over_budget() { ((budget > 0 && $(date +%s) - started >= budget)); }
+# Whether step $1 runs: wanted, and not past the budget.
+begin() {
+  wanted "$1" || return 1
+  if over_budget; then
+    skipped+=("$1 (time budget)")
+    echo "SKIP $1: the budget of $budget s is spent" >> "$summary"
+    echo "gpu-check: step $1 skipped, the budget of $budget s is spent"
+    return 1
+  fi
+  step_started=$(date +%s)
+  return 0
+}
+end() { echo "DONE $1 in $(( $(date +%s) - step_started )) s" >> "$summary"; }
+
+finish() {
+  local status=$1
+  step "summary"
+  ((${#skipped[@]})) && printf 'skipped: %s\n' "${skipped[@]}"
+  ((${#failures[@]})) && printf 'FAILED: %s\n' "${failures[@]}"
+  [[ -f "$build/CMakeCache.txt" ]] && cp "$build/CMakeCache.txt" "$work/"
+  if [[ -d "$build/Testing/Temporary" ]]; then
+    mkdir -p "$work/ctest" && cp "$build"/Testing/Temporary/*.log "$work/ctest/" 2>/dev/null
+  fi
+  echo "total $(( $(date +%s) - started )) s; results in $out: $(cd "$out" && echo *)"
+  # The archive last, so that it holds the whole log too.
+  cp "$log" "$work/"
+  tar -czf "$out/artifacts.tar.gz" -C "$build" "$(basename "$work")" 2>/dev/null ||
+    echo "gpu-check: could not write $out/artifacts.tar.gz"
+  exit "$status"
+}
 
 step "machine"
 uname -a
-nvidia-smi || { echo "gpu-check: nvidia-smi failed: no usable GPU here" ; exit 1; }
+gpu=1
+if ((rehearse)); then
+  gpu=0
+  echo "gpu-check: rehearsal: the device steps are skipped"
+elif ! command -v nvidia-smi > /dev/null || ! nvidia-smi; then
+  gpu=0
+  echo "gpu-check: no usable GPU (nvidia-smi failed or is missing): building and running the host-side steps only"
+fi
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 "$nvcc" --version | tail -2
 cmake --version | head -1
-ninja --version
-jobs=$(nproc 2>/dev/null || echo 8)
+echo "ninja $(ninja --version)"
+echo "gpu-check: steps $steps; quick $quick; $jobs jobs; budget ${budget} s; per-test limit ${test_timeout} s"
+echo "gpu-check: results in $out"
 
 # ---- dependencies -------------------------------------------------------------------------------
 [[ -n "$deps" ]] || { [[ -d "$root/build-deps/usr" ]] && deps="$root/build-deps"; }
@@ -101,188 +214,238 @@ if [[ -n "$deps" ]]; then
 else
   echo "gpu-check: no build-deps/ found; relying on system fmt, pugixml, CLI11 and Catch2"
 fi
+if [[ -z "$corpus" ]]; then
+  for c in ${deps:+"$deps/msccl-xml"} "$root/../shared/msccl-xml"; do
+    [[ -d "$c" ]] && { corpus=$c; break; }
+  done
+fi
 
 # The architecture of the first GPU ("9.0" → 90), unless WEFT_CUDA_ARCHS says otherwise.
-archs=${WEFT_CUDA_ARCHS:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d ' .')}
+archs=${WEFT_CUDA_ARCHS:-}
+if [[ -z "$archs" ]] && ((gpu)); then
+  archs=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d ' .')
+fi
+archs=${archs:-90}
 echo "gpu-check: building for CUDA architecture $archs"
 
-# The NCCL example (the nccl step) links the real libnccl. The lent machines' CUDA prefix has no
-# NCCL; their PyTorch wheel (nvidia-nccl-*) does, as libnccl.so.2 only, which find_library does
-# not match: point CMake at it and let the example find it at run time.
-cuda_prefix=$(dirname "$(dirname "$(readlink -f "$nvcc")")")
-if ! ls "$cuda_prefix"/lib64/libnccl.so "$cuda_prefix"/lib/libnccl.so >/dev/null 2>&1; then
-  for sp in $(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null); do
-    nccl_lib=$(find "$sp" -path '*nvidia*' -name 'libnccl.so*' 2>/dev/null | head -1)
-    nccl_inc=$(find "$sp" -path '*nvidia*' -name nccl.h 2>/dev/null | head -1)
-    if [[ -n "$nccl_lib" && -n "$nccl_inc" ]]; then
-      cmake_deps+=(-DWEFT_EXAMPLE_NCCL_LIBRARY="$nccl_lib"
-                   -DWEFT_EXAMPLE_NCCL_INCLUDE="$(dirname "$nccl_inc")")
-      export LD_LIBRARY_PATH="$(dirname "$nccl_lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-      echo "gpu-check: no libnccl in $cuda_prefix; using $nccl_lib"
-      break
+# ---- build: configure, then only the targets the wanted steps need -----------------------------
+step "configure"
+cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DWEFT_ENABLE_CUDA=ON \
+  -DWEFT_WERROR=ON -DWEFT_CUDA_ARCHS="$archs" "${cmake_deps[@]}" > "$work/configure.log" 2>&1
+configured=$?
+grep -E "^-- Weft" "$work/configure.log"
+((configured == 0)) || { tail -30 "$work/configure.log"; fail "configure"; finish 1; }
+have_target() { ninja -C "$build" -t query "$1" > /dev/null 2>&1; }
+# The NCCL runtime library for the shim's check and the example (a wheel's is not on any path).
+nccl_library=$(sed -n 's/^-- Weft: NCCL .* from .*, \(\/.*libnccl[^ ]*\)$/\1/p' "$work/configure.log")
+[[ -n "$nccl_library" ]] &&
+  export LD_LIBRARY_PATH="$(dirname "$nccl_library")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+targets=(weft_gpu)
+wanted tests && targets+=(weft_gpu_tests weft_gpu_host_tests)
+for s in check corpus library bench multi; do wanted $s && targets+=(weft-perf); done
+wanted library && targets+=(weftc)
+if wanted nccl; then
+  for t in weft_nccl weft-nccl-example weft-example-algorithms; do
+    if have_target "$t"; then targets+=("$t"); else
+      echo "gpu-check: target $t is not configured (see the NCCL line above); the nccl step will fail"
     fi
   done
 fi
-
-# ---- build --------------------------------------------------------------------------------------
-step "configure"
-cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DWEFT_ENABLE_CUDA=ON \
-  -DWEFT_WERROR=ON -DWEFT_CUDA_ARCHS="$archs" "${cmake_deps[@]}" || { fail "configure"; exit 1; }
-
-step "build the CUDA runtime (timed)"
-start=$(date +%s)
-cmake --build "$build" -j "$jobs" --target weft_gpu || { fail "build weft_gpu"; exit 1; }
-echo "gpu-check: weft_gpu built in $(( $(date +%s) - start )) s with -j $jobs"
-
-step "build tests and weft-perf"
-cmake --build "$build" -j "$jobs" --target weft_gpu_tests weft_gpu_host_tests weft-perf ||
-  { fail "build tests and weft-perf"; exit 1; }
+mapfile -t targets < <(printf '%s\n' "${targets[@]}" | awk '!seen[$0]++')
+step "build ${targets[*]} (-j $jobs)"
+build_started=$(date +%s)
+if ! cmake --build "$build" -j "$jobs" --target "${targets[@]}" > "$work/build.log" 2>&1; then
+  grep -E "error|FAILED" "$work/build.log" | head -40
+  fail "build"
+  finish 1
+fi
+note "DONE build of ${targets[*]} in $(( $(date +%s) - build_started )) s with -j $jobs"
 perf="$build/runtime/src/gpu/weft-perf/weft-perf"
 
 # ---- tests --------------------------------------------------------------------------------------
-if wanted tests; then
-step "host-side GPU-runtime tests"
-(cd "$build" && ctest -R '^gpu_host: ' --output-on-failure) || fail "gpu_host tests"
-
-step "GPU tests (label gpu)"
-# A per-test limit well inside one device call; WEFT_GPU_TESTS (a ctest -R regex) runs a subset,
-# so the label can be split over several calls when the whole exceeds one.
-(cd "$build" && ctest -L gpu -R "${WEFT_GPU_TESTS:-.}" --output-on-failure \
-  --timeout "${WEFT_GPU_TEST_TIMEOUT:-300}") || fail "gpu tests"
+if begin tests; then
+  step "host-side GPU-runtime tests (gpu_host)"
+  (cd "$build" && ctest -R '^gpu_host: ' --output-on-failure --timeout "$test_timeout" -j "$jobs") ||
+    fail "gpu_host tests"
+  if ((gpu)); then
+    step "GPU tests (label gpu)"
+    # WEFT_GPU_TESTS (a ctest -R regex) runs a subset, to split the label over device calls.
+    (cd "$build" && ctest -L gpu -R "${WEFT_GPU_TESTS:-.}" --output-on-failure \
+      --timeout "$test_timeout") || fail "gpu tests"
+  else
+    skipped+=("gpu tests (no GPU)")
+    echo "SKIP gpu tests: no GPU" >> "$summary"
+  fi
+  end tests
 fi
 
 # ---- weft-perf: correctness sweeps against the CPU reference ------------------------------------
+perf_runs=0
+perf_failed=0
 run_perf() {  # name, arguments...
   local name=$1; shift
-  echo "---- weft-perf $*"
-  if ! "$perf" "$@"; then fail "weft-perf $name"; fi
+  local file
+  file="$work/perf/$(echo "$name" | tr -c 'A-Za-z0-9._-' '_').txt"
+  mkdir -p "$work/perf"
+  perf_runs=$((perf_runs + 1))
+  if ! timeout 300 "$perf" "$@" > "$file" 2>&1; then
+    perf_failed=$((perf_failed + 1))
+    fail "weft-perf $name"
+    tail -15 "$file"
+    return 1
+  fi
+  # The rows' #wrong columns (9 and 14): a pass prints none above zero.
+  echo "ok $name: $(awk '!/^#/ && NF >= 16 {n++} END {print n+0}' "$file") sizes"
+}
+device_step() {  # name: false (and a note) without a GPU
+  if ((gpu)); then return 0; fi
+  skipped+=("$1 (no GPU)")
+  echo "SKIP $1: no GPU" >> "$summary"
+  echo "gpu-check: $1 needs a GPU; skipped"
+  return 1
 }
 
-if wanted check; then
-step "weft-perf correctness: built-in algorithms, every protocol, 2/4/8 ranks"
-ranks_list="2 4 8"; ((quick)) && ranks_list="8"
-for n in $ranks_list; do
-  for proto in Simple LL LL128; do
-    for alg in ring ring:2 allpairs allpairs-chain allgather-ring; do
-      for dtype in float int32; do
-        # 64 MB at 8 ranks; smaller at 2 and 4, where the CPU reference dominates the time.
-        top=64M; ((n < 8)) && top=16M
-        run_perf "check $alg $proto $n $dtype" --builtin "$alg" --proto "$proto" --ranks "$n" \
-          -b 4 -e $top -f 64 -n 3 -w 1 -c 1 -d "$dtype"
+if begin check && device_step check; then
+  step "weft-perf correctness: built-in algorithms, every protocol"
+  ranks_list="2 4 8"; ((quick)) && ranks_list="8"
+  for n in $ranks_list; do
+    for proto in Simple LL LL128; do
+      for alg in ring ring:2 allpairs allpairs-chain allgather-ring; do
+        for dtype in float int32; do
+          # 64 MB at 8 ranks; smaller at 2 and 4 and in quick runs, where the CPU reference
+          # dominates the time.
+          top=64M; { ((n < 8)) || ((quick)); } && top=16M
+          run_perf "check $alg $proto $n $dtype" --builtin "$alg" --proto "$proto" --ranks "$n" \
+            -b 4 -e $top -f 64 -n 3 -w 1 -c 1 -d "$dtype"
+        done
       done
     done
   done
-done
-
+  end check
 fi
 
-if wanted library; then
-step "weft-perf correctness: the compiler's algorithm library (weftc compile) at 2/4/8 ranks"
-# Best effort: the library comes from the compiler; without a working weftc the MSCCL corpus below
-# stands in for it.
-if cmake --build "$build" -j "$jobs" --target weftc > "$build/weftc-build.log" 2>&1 &&
-   "$build/compiler/weftc" list > "$build/weftc-list.txt" 2>&1; then
-  mkdir -p "$build/library"
-  while read -r name coll rest; do
-    [[ -n "$name" ]] || continue
-    for n in 2 4 8; do
-      shape=(--ranks "$n")
-      [[ "$rest" == --nodes* ]] && { ((n >= 4)) || continue; shape=(--nodes 2 --gpus-per-node $((n / 2))); }
-      for proto in Simple LL LL128; do
-        xml="$build/library/$name-$n-$proto.xml"
-        if ! "$build/compiler/weftc" compile "$name" "${shape[@]}" --proto "$proto" -o "$xml" \
-             > "$xml.log" 2>&1; then
-          echo "gpu-check: weftc compile $name ${shape[*]} --proto $proto did not produce XML (see $xml.log)"
-          continue
-        fi
-        run_perf "library $name $n $proto" --xml "$xml" --ranks "$n" -b 4 -e 16M -f 64 -n 3 -w 1 -c 1
+if begin corpus && device_step corpus; then
+  step "weft-perf correctness: MSCCL XML corpus"
+  if [[ -n "$corpus" && -d "$corpus" ]]; then
+    top=16M; ((quick)) && top=1M
+    while IFS= read -r xml; do
+      n=$(grep -o 'ngpus="[0-9]*"' "$xml" | head -1 | tr -dc 0-9)
+      [[ -n "$n" && "$n" -le 64 ]] || continue
+      run_perf "corpus ${xml#"$corpus"/}" --xml "$xml" --ranks "$n" -b 1K -e $top -f 32 -n 3 -w 1 -c 1
+    done < <(find "$corpus" -name '*.xml' | sort)
+  else
+    skipped+=("corpus (no corpus)")
+    echo "SKIP corpus: no MSCCL XML corpus (--corpus DIR, or --pack-deps copies ../shared/msccl-xml)" >> "$summary"
+    echo "gpu-check: no MSCCL XML corpus (give --corpus DIR, or carry build-deps/msccl-xml); skipped"
+  fi
+  end corpus
+fi
+
+if begin library && device_step library; then
+  step "weft-perf correctness: the compiler's algorithm library (weftc compile)"
+  weftc="$build/compiler/weftc"
+  mkdir -p "$work/library"
+  if "$weftc" list > "$work/library/weftc-list.txt" 2>&1; then
+    ranks_list="2 4 8"; ((quick)) && ranks_list="8"
+    top=16M; ((quick)) && top=1M
+    while read -r name coll rest; do
+      [[ -n "$name" ]] || continue
+      for n in $ranks_list; do
+        shape=(--ranks "$n")
+        [[ "$rest" == --nodes* ]] && { ((n >= 4)) || continue; shape=(--nodes 2 --gpus-per-node $((n / 2))); }
+        for proto in Simple LL LL128; do
+          xml="$work/library/$name-$n-$proto.xml"
+          if ! "$weftc" compile "$name" "${shape[@]}" --proto "$proto" -o "$xml" > "$xml.log" 2>&1; then
+            echo "gpu-check: weftc compile $name ${shape[*]} --proto $proto wrote no XML ($(tail -1 "$xml.log"))"
+            continue
+          fi
+          run_perf "library $name $n $proto" --xml "$xml" --ranks "$n" -b 4 -e $top -f 64 -n 3 -w 1 -c 1
+        done
       done
-    done
-  done < <(tail -n +2 "$build/weftc-list.txt")
-else
-  echo "gpu-check: weftc did not build or list its library (see $build/weftc-build.log); skipped"
+    done < <(tail -n +2 "$work/library/weftc-list.txt")
+  else
+    fail "weftc list"
+  fi
+  end library
 fi
-fi
-
-if wanted corpus; then
-step "weft-perf correctness: MSCCL XML corpus"
-corpus="$root/../shared/msccl-xml"
-if [[ -d "$corpus" ]]; then
-  while IFS= read -r xml; do
-    n=$(grep -o 'ngpus="[0-9]*"' "$xml" | head -1 | tr -dc 0-9)
-    [[ -n "$n" && "$n" -le 64 ]] || continue
-    run_perf "check $(basename "$xml")" --xml "$xml" --ranks "$n" -b 1K -e 16M -f 32 -n 3 -w 1 -c 1
-  done < <(find "$corpus" -name '*.xml' | sort)
-else
-  echo "gpu-check: no MSCCL XML corpus at $corpus; skipped"
-fi
-fi
+((perf_runs)) && note "weft-perf correctness runs: $perf_runs, failed: $perf_failed"
 
 # ---- benchmarks ---------------------------------------------------------------------------------
-if wanted bench; then
-step "benchmarks: 8 emulated ranks, 1 KB to 256 MB"
-bench() {  # name, arguments...
-  local name=$1; shift
-  local out="$build/bench-$name.txt"
-  echo "---- weft-perf $*"
-  if "$perf" "$@" | tee "$out"; then :; else fail "bench $name"; fi
-}
-max=256M; ((quick)) && max=64M
-bench ring-simple --builtin ring --ranks 8 --proto Simple -b 1K -e $max -f 2 -n 20 -w 5 -c 0
-bench ring8-simple --builtin ring:8 --ranks 8 --proto Simple -b 1K -e $max -f 2 -n 20 -w 5 -c 0
-bench allpairs-simple --builtin allpairs --ranks 8 --proto Simple -b 1K -e $max -f 2 -n 20 -w 5 -c 0
-bench allpairs-ll-graph --builtin allpairs --ranks 8 --proto LL -b 1K -e 1M -f 2 -n 20 -w 5 -c 1 -G 100
-bench ring-ll128 --builtin ring:4 --ranks 8 --proto LL128 -b 1K -e 16M -f 4 -n 20 -w 5 -c 0
+if begin bench && device_step bench; then
+  step "benchmarks: 8 emulated ranks"
+  mkdir -p "$work/bench"
+  bench() {  # name, arguments...
+    local name=$1; shift
+    local file="$work/bench/$name.txt"
+    echo "---- weft-perf $*"
+    if timeout 300 "$perf" "$@" > "$file" 2>&1; then :; else fail "bench $name"; fi
+    { echo "## $name: weft-perf $*"; cat "$file"; echo; } >> "$tables"
+    cat "$file"
+  }
+  max=256M; iters=(-n 20 -w 5); ((quick)) && { max=64M; iters=(-n 5 -w 2); }
+  bench ring-simple --builtin ring --ranks 8 --proto Simple -b 1K -e $max -f 2 "${iters[@]}" -c 0
+  bench ring8-simple --builtin ring:8 --ranks 8 --proto Simple -b 1K -e $max -f 2 "${iters[@]}" -c 0
+  bench allpairs-simple --builtin allpairs --ranks 8 --proto Simple -b 1K -e $max -f 2 "${iters[@]}" -c 0
+  bench allpairs-ll-graph --builtin allpairs --ranks 8 --proto LL -b 1K -e 1M -f 2 "${iters[@]}" -c 1 -G 100
+  bench ring-ll128 --builtin ring:4 --ranks 8 --proto LL128 -b 1K -e 16M -f 4 "${iters[@]}" -c 0
 
-step "targets"
-# Row fields: 1 size, 6-10 out-of-place (time us, algbw, busbw, #wrong, % of copy bandwidth),
-# 11-15 the same in place, 16 device bytes.
-for name in ring-simple ring8-simple allpairs-simple; do
-  awk -v name="$name" '!/^#/ && NF >= 16 && $1 >= 64*1024*1024 {
-      best = ($15 > $10) ? $15 : $10;
-      verdict = (best >= 70) ? "PASS" : "MISS";
-      printf "%s %s: %d bytes at %.1f %% (out of place) / %.1f %% (in place) of the device-memory floor (target >= 70 %%)\n", verdict, name, $1, $10, $15 }' \
-    "$build/bench-$name.txt"
-done
-awk '!/^#/ && NF >= 16 && $1 == 1024 {
-    best = ($11 < $6) ? $11 : $6;
-    verdict = (best <= 10) ? "PASS" : "MISS";
-    printf "%s allpairs LL 1 KB with CUDA graphs: %.2f us out of place, %.2f us in place per call (target <= 10 us)\n", verdict, $6, $11 }' \
-  "$build/bench-allpairs-ll-graph.txt"
+  step "targets"
+  # Row fields: 1 size, 6-10 out-of-place (time us, algbw, busbw, #wrong, % of copy bandwidth),
+  # 11-15 the same in place, 16 device bytes.
+  for name in ring-simple ring8-simple allpairs-simple; do
+    awk -v name="$name" '!/^#/ && NF >= 16 && $1 >= 64*1024*1024 {
+        best = ($15 > $10) ? $15 : $10;
+        verdict = (best >= 70) ? "PASS" : "MISS";
+        printf "%s %s: %d bytes at %.1f %% (out of place) / %.1f %% (in place) of the device-memory floor (target >= 70 %%)\n", verdict, name, $1, $10, $15 }' \
+      "$work/bench/$name.txt" | tee -a "$summary"
+  done
+  awk '!/^#/ && NF >= 16 && $1 == 1024 {
+      best = ($11 < $6) ? $11 : $6;
+      verdict = (best <= 10) ? "PASS" : "MISS";
+      printf "%s allpairs LL 1 KB with CUDA graphs: %.2f us out of place, %.2f us in place per call (target <= 10 us)\n", verdict, $6, $11 }' \
+    "$work/bench/allpairs-ll-graph.txt" | tee -a "$summary"
+  end bench
 fi
 
 # ---- multi-process (CUDA IPC), when there are GPUs for it ---------------------------------------
-gpus=$(nvidia-smi --list-gpus | wc -l)
-if ! wanted multi; then
-  :
-elif ((gpus >= 2)); then
-  step "multi-process: $gpus processes, one GPU each, CUDA IPC"
-  port=$((20000 + RANDOM % 20000))
-  pids=()
-  for ((r = 0; r < gpus; r++)); do
-    "$perf" --builtin ring --proto Simple --rank $r --nranks "$gpus" --rendezvous "127.0.0.1:$port" \
-      --device $r -b 1K -e 64M -f 8 -n 10 -w 2 -c 1 > "$build/multiprocess-$r.txt" 2>&1 &
-    pids+=($!)
-  done
-  for ((r = 0; r < gpus; r++)); do
-    wait "${pids[$r]}" || fail "multi-process rank $r"
-  done
-  cat "$build/multiprocess-0.txt"
-else
-  step "multi-process: skipped (one GPU; several processes on one GPU would need MPS)"
+if begin multi && device_step multi; then
+  gpus=$(nvidia-smi --list-gpus | wc -l)
+  if ((gpus >= 2)); then
+    step "multi-process: $gpus processes, one GPU each, CUDA IPC"
+    port=$((20000 + RANDOM % 20000))
+    top=64M; ((quick)) && top=16M
+    pids=()
+    for ((r = 0; r < gpus; r++)); do
+      timeout 300 "$perf" --builtin ring --proto Simple --rank $r --nranks "$gpus" \
+        --rendezvous "127.0.0.1:$port" --device $r -b 1K -e $top -f 8 -n 10 -w 2 -c 1 \
+        > "$work/multiprocess-$r.txt" 2>&1 &
+      pids+=($!)
+    done
+    for ((r = 0; r < gpus; r++)); do
+      wait "${pids[$r]}" || fail "multi-process rank $r"
+    done
+    cat "$work/multiprocess-0.txt"
+  else
+    skipped+=("multi (one GPU)")
+    echo "SKIP multi: one GPU (several processes on one GPU would need MPS)" >> "$summary"
+    echo "gpu-check: one GPU; the multi-process step needs two or more"
+  fi
+  end multi
 fi
 
-# ---- the NCCL shim: real NCCL at one rank, standalone mode at 2, 4, 8 processes ----------------
-if wanted nccl; then
+# ---- the NCCL shim: real NCCL at one rank, standalone mode on the GPU ---------------------------
+if begin nccl && device_step nccl; then
   step "NCCL shim (scripts/gpu-check-nccl.sh)"
-  WEFT_GPU_CHECK_LOGS="$build/nccl-check" bash "$root/scripts/gpu-check-nccl.sh" "$build" ||
-    fail "NCCL shim check"
+  WEFT_GPU_CHECK_LOGS="$work/nccl-check" WEFT_NCCL_CHECK_QUICK=$quick \
+    bash "$root/scripts/gpu-check-nccl.sh" "$build" || fail "NCCL shim check"
+  end nccl
 fi
 
-step "summary"
-echo "log: $log"
-if ((${#failures[@]})); then
-  printf 'FAILED: %s\n' "${failures[@]}"
-  exit 1
+if ((${#failures[@]})); then finish 1; fi
+if ((!gpu)); then
+  echo "gpu-check: no GPU: the host-side steps passed, the device steps were skipped"
+  finish 77
 fi
 echo "gpu-check: every step passed"
+finish 0
