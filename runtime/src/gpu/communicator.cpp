@@ -1,18 +1,19 @@
 // weft::gpu::Communicator: loading (flatten, lay out, allocate, exchange) and running (plan the
-// call, check residency, launch) algorithms. See communicator.h for the contract.
+// call, check residency, launch) algorithms. See communicator.h for the contract. Everything
+// device-specific goes through the transport's DeviceRuntime, so this one implementation serves
+// CUDA devices and host mode alike.
 #include "weft/runtime/gpu/communicator.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "cuda_check.h"
-#include "device_memory.h"
 #include "kernel/device_abi.h"
-#include "kernel/kernels.h"
 #include "launch_plan.h"
 #include "weft/runtime/geometry.h"
 #include "weft/runtime/gpu/call_plan.h"
@@ -32,7 +33,7 @@ class GrowingBuffers {
   explicit GrowingBuffers(std::size_t ranks) : current_(ranks) {}
 
   // Makes buffer k at least `bytes`; fails during capture, when allocating is not allowed.
-  Status ensure(std::size_t k, std::size_t bytes, int device, bool capturing,
+  Status ensure(std::size_t k, std::size_t bytes, DeviceRuntime& runtime, bool capturing,
                 std::string_view what) {
     if (bytes == 0 || current_[k].bytes() >= bytes) return {};
     if (capturing) {
@@ -43,7 +44,7 @@ class GrowingBuffers {
                       "largest count first, or run the call once before capturing",
                       bytes, what));
     }
-    auto allocation = DeviceAllocation::zeroed(device, bytes, what);
+    auto allocation = runtime.allocate(bytes, what);
     if (!allocation.ok()) return allocation.status();
     if (current_[k].get() != nullptr) retired_.push_back(std::move(current_[k]));
     current_[k] = std::move(allocation.value());
@@ -52,8 +53,8 @@ class GrowingBuffers {
   char* get(std::size_t k) const { return static_cast<char*>(current_[k].get()); }
 
  private:
-  std::vector<DeviceAllocation> current_;
-  std::vector<DeviceAllocation> retired_;
+  std::vector<DeviceMemory> current_;
+  std::vector<DeviceMemory> retired_;
 };
 
 struct LoadedAlgorithm {
@@ -61,8 +62,8 @@ struct LoadedAlgorithm {
   std::vector<RankProgram> programs;  // per local rank
   std::vector<RegionLayout> layouts;  // per rank
   std::unique_ptr<SharedWindow> window;
-  std::vector<DeviceAllocation> privates;  // per local rank
-  DeviceAllocation ctas;
+  std::vector<DeviceMemory> privates;  // per local rank
+  DeviceMemory ctas;
   int cta_count = 0;
   int max_count = 0;
   int max_message_count = 0;  // largest cnt of a step that sends or receives
@@ -92,19 +93,20 @@ class CommunicatorImpl final : public Communicator {
  public:
   CommunicatorImpl(std::shared_ptr<Transport> transport, RuntimeOptions options)
       : transport_(std::move(transport)),
+        runtime_(transport_->device_runtime()),
         options_(std::move(options)),
         local_ranks_(transport_->local_ranks().begin(), transport_->local_ranks().end()) {}
 
   Status initialise() {
-    DeviceScope scope(transport_->device());
-    if (!scope.status().ok()) return scope.status();
-    WEFT_CUDA_TRY(
-        cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, transport_->device()));
-    auto control = DeviceAllocation::zeroed(transport_->device(), sizeof(device::Control),
-                                            "the communicator's control word");
+    if (!runtime_) {
+      return Status::error(ErrorCode::InvalidArgument,
+                           fmt::format("communicator: the {} transport has no device runtime",
+                                       transport_->name()));
+    }
+    auto control = runtime_->allocate(sizeof(device::Control), "the communicator's control word");
     if (!control.ok()) return control.status();
     control_ = std::move(control.value());
-    auto report = MappedHostAllocation::zeroed(sizeof(device::ErrorReport));
+    auto report = runtime_->allocate_mapped(sizeof(device::ErrorReport), "the error report");
     if (!report.ok()) return report.status();
     report_ = std::move(report.value());
     return {};
@@ -113,6 +115,7 @@ class CommunicatorImpl final : public Communicator {
   int nranks() const override { return transport_->nranks(); }
   std::span<const int> local_ranks() const override { return local_ranks_; }
   int device() const override { return transport_->device(); }
+  DeviceKind device_kind() const override { return runtime_->kind(); }
   const RuntimeOptions& options() const override { return options_; }
 
   Result<AlgorithmHandle> load(const std::string& xml_path) override {
@@ -134,9 +137,8 @@ class CommunicatorImpl final : public Communicator {
   Status unload(AlgorithmHandle handle) override {
     auto it = algorithms_.find(handle.id);
     if (it == algorithms_.end()) return unknown(handle);
-    DeviceScope scope(device());
     // Peers may still be writing into this rank's FIFOs until they are done too.
-    WEFT_CUDA_TRY(cudaDeviceSynchronize());
+    if (auto s = runtime_->synchronize(); !s.ok()) return s;
     if (auto s = transport_->barrier(); !s.ok()) return s;
     algorithms_.erase(it);
     return {};
@@ -179,12 +181,12 @@ class CommunicatorImpl final : public Communicator {
       const int rank = local_ranks_[k];
       const auto scratch =
           static_cast<std::size_t>(ir::scratch_extent_chunks(algo, rank)) * chunk * element;
-      if (auto s = loaded.scratch.ensure(k, scratch, device(), false, "scratch"); !s.ok()) return s;
+      if (auto s = loaded.scratch.ensure(k, scratch, *runtime_, false, "scratch"); !s.ok()) return s;
       if (is_floating(dtype)) {
         const auto input =
             static_cast<std::size_t>(ir::input_extent_chunks(algo, rank)) * chunk * element;
-        if (auto s =
-                loaded.premultiplied.ensure(k, input, device(), false, "avg's premultiplied input");
+        if (auto s = loaded.premultiplied.ensure(k, input, *runtime_, false,
+                                                 "avg's premultiplied input");
             !s.ok()) {
           return s;
         }
@@ -194,12 +196,17 @@ class CommunicatorImpl final : public Communicator {
   }
 
   Status async_error() const override {
-    const auto* report = static_cast<const volatile device::ErrorReport*>(report_.host());
-    if (report == nullptr || report->valid == 0) return {};
+    auto* report = static_cast<device::ErrorReport*>(report_.host);
+    if (report == nullptr) return {};
+    // The device writes `valid` last, with release semantics (a system fence on the GPU): once
+    // it reads 1 here, the rest of the record is complete.
+    if (std::atomic_ref<std::uint32_t>(report->valid).load(std::memory_order_acquire) == 0) {
+      return {};
+    }
     device::ErrorReport copy;
-    std::memcpy(&copy, const_cast<const device::ErrorReport*>(report), sizeof(copy));
-    return Status::error(ErrorCode::Timeout,
-                         fmt::format("device {}: {}", device(), describe_failure(copy)));
+    std::memcpy(&copy, report, sizeof(copy));
+    return Status::error(ErrorCode::Timeout, fmt::format("{}: {}", runtime_->describe(),
+                                                         describe_failure(copy)));
   }
 
   Status run(AlgorithmHandle handle, std::span<const RankBuffers> calls, std::size_t count,
@@ -257,17 +264,14 @@ class CommunicatorImpl final : public Communicator {
       return s;
     }
 
-    DeviceScope scope(device());
-    if (!scope.status().ok()) return scope.status();
-    const auto cuda_stream = reinterpret_cast<cudaStream_t>(stream);
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    WEFT_CUDA_TRY(cudaStreamIsCapturing(cuda_stream, &capture));
-    const bool capturing = capture != cudaStreamCaptureStatusNone;
+    auto captured = runtime_->capturing(stream);
+    if (!captured.ok()) return captured.status();
+    const bool capturing = captured.value();
 
     device::LaunchArgs args;
     args.ctas = static_cast<const device::CtaDescriptor*>(loaded.ctas.get());
     args.control = static_cast<device::Control*>(control_.get());
-    args.report = static_cast<device::ErrorReport*>(report_.device());
+    args.report = static_cast<device::ErrorReport*>(report_.device);
     args.chunk_elements = plan.value().chunk_elements;
     args.tile_elements = plan.value().tile_elements;
     args.tiles = plan.value().tiles;
@@ -281,7 +285,7 @@ class CommunicatorImpl final : public Communicator {
     for (std::size_t k = 0; k < calls.size(); ++k) {
       const int rank = local_ranks_[k];
       const std::size_t scratch = plan.value().scratch_bytes[static_cast<std::size_t>(rank)];
-      if (auto s = loaded.scratch.ensure(k, scratch, device(), capturing, "scratch"); !s.ok()) {
+      if (auto s = loaded.scratch.ensure(k, scratch, *runtime_, capturing, "scratch"); !s.ok()) {
         return s;
       }
       args.buffers[k].input = static_cast<char*>(const_cast<void*>(calls[k].sendbuf));
@@ -290,24 +294,24 @@ class CommunicatorImpl final : public Communicator {
     }
     // Everything that can refuse the call comes before the premultiplication, which scales an
     // in-place caller's buffer: a refused call must leave the caller's data as it was.
-    const void* kernel = device::interpreter_kernel(dtype, op, algo.protocol);
-    if (kernel == nullptr) {
+    if (!runtime_->has_interpreter(dtype, op, algo.protocol)) {
       return Status::error(ErrorCode::NotApplicable, fmt::format("no kernel for {} with {}",
                                                                  to_string(op), to_string(dtype)));
     }
-    auto threads = resident_threads(kernel, loaded.cta_count);
+    auto threads = resident_threads(dtype, op, algo.protocol, loaded.cta_count);
     if (!threads.ok()) return threads.status();
     if (op == ReduceOp::Avg) {
-      if (auto s = premultiply(loaded, calls, plan.value(), dtype, in_place, capturing, cuda_stream,
+      if (auto s = premultiply(loaded, calls, plan.value(), dtype, in_place, capturing, stream,
                                args);
           !s.ok()) {
         return s;
       }
     }
-    void* parameters[] = {&args};
-    WEFT_CUDA_TRY(cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(loaded.cta_count)),
-                                   dim3(static_cast<unsigned>(threads.value())), parameters, 0,
-                                   cuda_stream));
+    if (auto s = runtime_->launch_interpreter(dtype, op, algo.protocol, args, loaded.cta_count,
+                                              threads.value(), stream);
+        !s.ok()) {
+      return s;
+    }
     return {};
   }
 
@@ -373,10 +377,12 @@ class CommunicatorImpl final : public Communicator {
       const int rank = local_ranks_[k];
       const RankProgram& program = loaded->programs[k];
       const PrivateLayout layout = layout_private(program);
-      auto block = DeviceAllocation::zeroed(device(), layout.total_bytes,
-                                            fmt::format("the program of rank {}", rank));
+      auto block =
+          runtime_->allocate(layout.total_bytes, fmt::format("the program of rank {}", rank));
       if (!block.ok()) return block.status();
-      if (auto s = block.value().upload(pack_private(program, layout)); !s.ok()) return s;
+      if (auto s = runtime_->upload(block.value().get(), pack_private(program, layout)); !s.ok()) {
+        return s;
+      }
       LocalRankMemory memory;
       memory.rank = rank;
       memory.program = &program;
@@ -396,9 +402,9 @@ class CommunicatorImpl final : public Communicator {
                            fmt::format("algorithm '{}' has no step on the local ranks", algo.name));
     }
     const auto bytes = std::as_bytes(std::span(ctas.value()));
-    auto table = DeviceAllocation::zeroed(device(), bytes.size(), "the CTA table");
+    auto table = runtime_->allocate(bytes.size(), "the CTA table");
     if (!table.ok()) return table.status();
-    if (auto s = table.value().upload(bytes); !s.ok()) return s;
+    if (auto s = runtime_->upload(table.value().get(), bytes); !s.ok()) return s;
     loaded->ctas = std::move(table.value());
     loaded->algorithm = std::move(algo);
 
@@ -409,33 +415,33 @@ class CommunicatorImpl final : public Communicator {
 
   // Every CTA of the launch waits on others, so all must be resident at once. Starts from the
   // configured thread count and halves it while the device cannot hold the grid.
-  Result<int> resident_threads(const void* kernel, int ctas) {
-    const auto key = std::pair{kernel, ctas};
+  Result<int> resident_threads(DataType dtype, ReduceOp op, ir::Protocol protocol, int ctas) {
+    const auto key = std::tuple{dtype, op, protocol, ctas};
     if (auto it = threads_.find(key); it != threads_.end()) return it->second;
     std::string tried;
-    for (int threads = options_.threads; threads >= kMinThreads; threads /= 2) {
-      int per_sm = 0;
-      WEFT_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
-      if (per_sm * sm_count_ >= ctas) {
+    for (int threads = runtime_->max_threads(options_.threads);
+         threads >= runtime_->min_threads(); threads /= 2) {
+      auto residency = runtime_->resident_ctas(dtype, op, protocol, threads);
+      if (!residency.ok()) return residency.status();
+      if (residency.value().ctas >= ctas) {
         threads_.emplace(key, threads);
         return threads;
       }
-      tried += fmt::format("{}{} threads: {} per SM × {} SMs = {}", tried.empty() ? "" : "; ",
-                           threads, per_sm, sm_count_, per_sm * sm_count_);
+      tried += fmt::format("{}{} threads: {}", tried.empty() ? "" : "; ", threads,
+                           residency.value().arithmetic);
       if (threads % 64 != 0) break;
     }
     return Status::error(ErrorCode::NotResident,
-                         fmt::format("the launch needs {} threadblocks resident at once on device "
-                                     "{}, which holds at most ({}); use an algorithm with fewer "
+                         fmt::format("the launch needs {} threadblocks resident at once on {}, "
+                                     "which holds at most ({}); use an algorithm with fewer "
                                      "threadblocks or fewer emulated ranks",
-                                     ctas, device(), tried));
+                                     ctas, runtime_->describe(), tried));
   }
 
   Status premultiply(LoadedAlgorithm& loaded, std::span<const RankBuffers> calls,
                      const CallPlan& plan, DataType dtype, bool in_place, bool capturing,
-                     cudaStream_t stream, device::LaunchArgs& args) {
-    const void* kernel = device::scale_kernel(dtype);
-    if (kernel == nullptr) {
+                     StreamHandle stream, device::LaunchArgs& args) {
+    if (!is_floating(dtype)) {
       return Status::error(ErrorCode::NotApplicable,
                            fmt::format("avg is not supported for {}", to_string(dtype)));
     }
@@ -453,7 +459,7 @@ class CommunicatorImpl final : public Communicator {
         // The input lies inside the output, which the call may overwrite anyway.
         scale.destination = static_cast<char*>(const_cast<void*>(calls[k].sendbuf));
       } else {
-        if (auto s = loaded.premultiplied.ensure(k, elements * plan.element_bytes, device(),
+        if (auto s = loaded.premultiplied.ensure(k, elements * plan.element_bytes, *runtime_,
                                                  capturing, "avg's premultiplied input");
             !s.ok()) {
           return s;
@@ -461,22 +467,20 @@ class CommunicatorImpl final : public Communicator {
         scale.destination = loaded.premultiplied.get(k);
         args.buffers[k].input = scale.destination;
       }
-      void* parameters[] = {&scale};
-      const unsigned blocks = static_cast<unsigned>(
-          std::min<std::size_t>((elements + 255) / 256, static_cast<std::size_t>(sm_count_) * 8));
-      WEFT_CUDA_TRY(cudaLaunchKernel(kernel, dim3(blocks), dim3(256), parameters, 0, stream));
+      if (auto s = runtime_->launch_scale(dtype, scale, stream); !s.ok()) return s;
     }
     return {};
   }
 
   std::shared_ptr<Transport> transport_;
+  std::shared_ptr<DeviceRuntime> runtime_;
   RuntimeOptions options_;
   std::vector<int> local_ranks_;
-  int sm_count_ = 0;
-  DeviceAllocation control_;
-  MappedHostAllocation report_;
+  DeviceMemory control_;
+  MappedMemory report_;
   std::map<int, std::unique_ptr<LoadedAlgorithm>> algorithms_;
-  std::map<std::pair<const void*, int>, int> threads_;
+  // Residency verdicts by (type, operator, protocol, CTAs).
+  std::map<std::tuple<DataType, ReduceOp, ir::Protocol, int>, int> threads_;
   int next_id_ = 0;
 };
 

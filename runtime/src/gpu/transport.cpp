@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "cuda_check.h"
+#include "cuda_device_runtime.h"
 #include "device_memory.h"
 #include "kernel/device_abi.h"
 #include "weft/runtime/gpu/transport.h"
@@ -114,7 +115,8 @@ class CudaTransport final : public Transport {
         bootstrap_(std::move(bootstrap)),
         nranks_(nranks),
         local_ranks_(std::move(local_ranks)),
-        device_(device) {}
+        device_(device),
+        runtime_(make_cuda_runtime(device)) {}
 
   std::string_view name() const override {
     return mode_ == Mode::InProcess ? "in-process" : "cuda-ipc";
@@ -122,6 +124,8 @@ class CudaTransport final : public Transport {
   int nranks() const override { return nranks_; }
   std::span<const int> local_ranks() const override { return local_ranks_; }
   int device() const override { return device_; }
+  DeviceKind device_kind() const override { return DeviceKind::Cuda; }
+  std::shared_ptr<DeviceRuntime> device_runtime() const override { return runtime_; }
   Status barrier() override { return bootstrap_->barrier(); }
 
   Status introduce() {
@@ -293,6 +297,7 @@ class CudaTransport final : public Transport {
   int nranks_;
   std::vector<int> local_ranks_;
   int device_;
+  std::shared_ptr<DeviceRuntime> runtime_;
   std::vector<ParticipantRecord> participants_;
   std::vector<int> owner_;
 };

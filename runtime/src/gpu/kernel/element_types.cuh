@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <type_traits>
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+#include "portability.h"
 
 namespace weft::gpu::device {
+inline namespace WEFT_KERNEL_BUILD {
 
 // Storage is what sits in memory (raw bits for half and bfloat16, so that unions and arrays of it
 // stay trivial); Compute what arithmetic uses.
@@ -130,7 +130,7 @@ __device__ __forceinline__ uint4 reduce_pack(uint4 a, uint4 b) {
   Pack<Type> x, y;
   x.vector = a;
   y.vector = b;
-#pragma unroll
+WEFT_UNROLL
   for (int k = 0; k < Pack<Type>::kElements; ++k) {
     x.elements[k] = reduce<Type, Op>(x.elements[k], y.elements[k]);
   }
@@ -145,11 +145,12 @@ __device__ __forceinline__ std::uint64_t reduce_word(std::uint64_t a, std::uint6
   S x[n], y[n];
   memcpy(x, &a, 8);
   memcpy(y, &b, 8);
-#pragma unroll
+WEFT_UNROLL
   for (int k = 0; k < n; ++k) x[k] = reduce<Type, Op>(x[k], y[k]);
   std::uint64_t out;
   memcpy(&out, x, 8);
   return out;
 }
 
+}  // namespace WEFT_KERNEL_BUILD
 }  // namespace weft::gpu::device

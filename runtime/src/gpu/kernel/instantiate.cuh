@@ -1,5 +1,6 @@
-// Included once per element type by kernel/types_<type>.cu: takes the addresses of the
-// interpreter's instantiations for that type, which makes nvcc compile them in that unit.
+// Included once per element type by types_<type>.cu (nvcc) and host_types_<type>.cpp (host
+// mode): defines that type's entries of kernels.h, which makes the compiler instantiate the
+// interpreter for every operator and protocol in that unit.
 #pragma once
 
 #include <type_traits>
@@ -8,22 +9,32 @@
 #include "kernels.h"
 
 namespace weft::gpu::device {
+inline namespace WEFT_KERNEL_BUILD {
+
+template <class Entry, class Function>
+Entry entry_of(Function* function) {
+#if defined(__CUDACC__)
+  return reinterpret_cast<Entry>(function);
+#else
+  return function;
+#endif
+}
 
 template <class Type, class Op>
-const void* kernel_for_protocol(ir::Protocol protocol) {
+InterpreterEntry kernel_for_protocol(ir::Protocol protocol) {
   switch (protocol) {
     case ir::Protocol::Simple:
-      return reinterpret_cast<const void*>(&interpreter_kernel<Type, Op, kSimple>);
+      return entry_of<InterpreterEntry>(&interpreter_kernel<Type, Op, kSimple>);
     case ir::Protocol::LL:
-      return reinterpret_cast<const void*>(&interpreter_kernel<Type, Op, kLL>);
+      return entry_of<InterpreterEntry>(&interpreter_kernel<Type, Op, kLL>);
     case ir::Protocol::LL128:
-      return reinterpret_cast<const void*>(&interpreter_kernel<Type, Op, kLL128>);
+      return entry_of<InterpreterEntry>(&interpreter_kernel<Type, Op, kLL128>);
   }
   return nullptr;
 }
 
 template <class Type>
-const void* kernel_for(ReduceOp op, ir::Protocol protocol) {
+InterpreterEntry kernel_for(ReduceOp op, ir::Protocol protocol) {
   constexpr bool floating = std::is_floating_point_v<typename Type::Compute>;
   switch (op) {
     case ReduceOp::Sum:
@@ -41,22 +52,25 @@ const void* kernel_for(ReduceOp op, ir::Protocol protocol) {
 }
 
 template <class Type>
-const void* scale_for() {
+ScaleEntry scale_for() {
   if constexpr (std::is_floating_point_v<typename Type::Compute>) {
-    return reinterpret_cast<const void*>(&scale_kernel<Type>);
+    return entry_of<ScaleEntry>(&scale_kernel<Type>);
   } else {
     return nullptr;
   }
 }
 
+}  // namespace WEFT_KERNEL_BUILD
 }  // namespace weft::gpu::device
 
-#define WEFT_DEFINE_KERNELS(name, type)                                       \
-  namespace weft::gpu::device {                                               \
-  const void* interpreter_kernel_##name(ReduceOp op, ir::Protocol protocol) { \
-    return kernel_for<type>(op, protocol);                                    \
-  }                                                                           \
-  const void* scale_kernel_##name() {                                         \
-    return scale_for<type>();                                                 \
-  }                                                                           \
+#define WEFT_DEFINE_KERNELS(name, type)                                            \
+  namespace weft::gpu::device {                                                    \
+  inline namespace WEFT_KERNEL_BUILD {                                             \
+  InterpreterEntry interpreter_kernel_##name(ReduceOp op, ir::Protocol protocol) { \
+    return kernel_for<type>(op, protocol);                                         \
+  }                                                                                \
+  ScaleEntry scale_kernel_##name() {                                               \
+    return scale_for<type>();                                                      \
+  }                                                                                \
+  }                                                                                \
   }

@@ -19,10 +19,12 @@
 #include "device_abi.h"
 #include "element_types.cuh"
 #include "message_layout.h"
+#include "portability.h"
 #include "primitives.cuh"
 #include "weft/runtime/gpu/options.h"
 
 namespace weft::gpu::device {
+inline namespace WEFT_KERNEL_BUILD {
 
 enum : int { kSimple = 0, kLL = 1, kLL128 = 2 };
 
@@ -111,22 +113,22 @@ __device__ __forceinline__ void process_span(std::uint64_t n, const char* a, con
     // Several independent 16-byte loads in flight per thread before the first store.
     for (; p + (kUnroll - 1) * nthreads < packs; p += kUnroll * nthreads) {
       uint4 v[kUnroll];
-#pragma unroll
+WEFT_UNROLL
       for (int u = 0; u < kUnroll; ++u) v[u] = __ldcg(va + p + u * nthreads);
       if (b != nullptr) {
         uint4 w[kUnroll];
-#pragma unroll
+WEFT_UNROLL
         for (int u = 0; u < kUnroll; ++u) w[u] = __ldcg(vb + p + u * nthreads);
-#pragma unroll
+WEFT_UNROLL
         for (int u = 0; u < kUnroll; ++u) v[u] = reduce_pack<Type, Op>(v[u], w[u]);
       }
       for (int k = 0; k < extras; ++k) {
         const uint4* ve = reinterpret_cast<const uint4*>(extra[k]);
-#pragma unroll
+WEFT_UNROLL
         for (int u = 0; u < kUnroll; ++u)
           v[u] = reduce_pack<Type, Op>(v[u], __ldcg(ve + p + u * nthreads));
       }
-#pragma unroll
+WEFT_UNROLL
       for (int u = 0; u < kUnroll; ++u) {
         vo1[p + u * nthreads] = v[u];
         if (vo2 != nullptr) vo2[p + u * nthreads] = v[u];
@@ -233,7 +235,7 @@ __device__ __forceinline__ std::uint64_t load_word(const S* p, std::uint32_t n) 
     return __ldcg(reinterpret_cast<const unsigned long long*>(p));
   }
   S v[kPerWord];
-#pragma unroll
+WEFT_UNROLL
   for (std::uint32_t q = 0; q < kPerWord; ++q) v[q] = q < n ? load_cg(p + q) : S{};
   std::uint64_t w;
   memcpy(&w, v, 8);
@@ -249,7 +251,7 @@ __device__ __forceinline__ void store_word(S* p, std::uint64_t w, std::uint32_t 
   }
   S v[kPerWord];
   memcpy(v, &w, 8);
-#pragma unroll
+WEFT_UNROLL
   for (std::uint32_t q = 0; q < kPerWord; ++q) {
     if (q < n) p[q] = v[q];
   }
@@ -364,7 +366,7 @@ __device__ bool ll128_step(const LaunchArgs& args, const Cta& c, const DeviceSte
     if (receiving) {
       Deadline deadline(args.timeout_ns);
       for (;;) {
-        if (active) load_128(in + line * kLL128LineWords + part * 2, v0, v1);
+        load_ll128_part(in + line * kLL128LineWords + part * 2, v0, v1, active, flag_lane);
         const bool stale = active && flag_lane && v1 != flag_in;
         if (!__any_sync(0xffffffffu, stale)) break;
         const bool stop = !deadline.keep_waiting(args);
@@ -393,8 +395,7 @@ __device__ bool ll128_step(const LaunchArgs& args, const Cta& c, const DeviceSte
     }
     if (sending) {
       if (flag_lane) o1 = flag_out;
-      __syncwarp();
-      if (active) store_128(out + line * kLL128LineWords + part * 2, o0, o1);
+      store_ll128_part(out + line * kLL128LineWords + part * 2, o0, o1, active, flag_lane);
     }
   }
   return true;
@@ -403,7 +404,7 @@ __device__ bool ll128_step(const LaunchArgs& args, const Cta& c, const DeviceSte
 // ---- the wait and post phases (thread 0) -------------------------------------------------------
 
 // Dependencies are waited for before the first message of a step only.
-inline __device__ __noinline__ bool wait_phase(const LaunchArgs& args, const Cta& c,
+inline __device__ WEFT_NOINLINE bool wait_phase(const LaunchArgs& args, const Cta& c,
                                                const DeviceStep& step, std::uint64_t tile,
                                                const WaitSite& site, int protocol,
                                                bool first_part) {
@@ -486,7 +487,7 @@ __device__ __forceinline__ void post_phase(const Cta& c, const DeviceStep& step,
 template <class Type, class Op, int kProtocol>
 __global__ void __launch_bounds__(kMaxThreads, 2)
     interpreter_kernel(const __grid_constant__ LaunchArgs args) {
-  __shared__ ThreadblockState start;
+  WEFT_CTA_SHARED(ThreadblockState, start);
   const CtaDescriptor* descriptor = args.ctas + blockIdx.x;
   if (threadIdx.x == 0) start = *descriptor->state;
   __syncthreads();
@@ -586,4 +587,5 @@ __global__ void scale_kernel(const ScaleArgs args) {
   }
 }
 
+}  // namespace WEFT_KERNEL_BUILD
 }  // namespace weft::gpu::device

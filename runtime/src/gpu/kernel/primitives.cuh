@@ -5,76 +5,23 @@
 //    flags of one rank's threadblocks (always on one device);
 //  - data another CTA or GPU wrote: ld.global.cg (L2, never a stale L1 line);
 //  - LL/LL128 lines: volatile vector accesses whose flag travels in the same store.
+// The accesses themselves are in primitives_cuda.cuh (nvcc) and its host-mode twin
+// primitives_host.h (std::atomic_ref with the same orders); what is built on them is here, once.
 #pragma once
 
 #include <cstdint>
 
 #include "device_abi.h"
+#include "portability.h"
+
+#if defined(__CUDACC__)
+#include "primitives_cuda.cuh"
+#else
+#include "primitives_host.h"
+#endif
 
 namespace weft::gpu::device {
-
-__device__ __forceinline__ std::uint64_t load_acquire_sys(const std::uint64_t* p) {
-  std::uint64_t v;
-  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-
-__device__ __forceinline__ void store_release_sys(std::uint64_t* p, std::uint64_t v) {
-  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
-__device__ __forceinline__ std::uint64_t load_acquire_gpu(const std::uint64_t* p) {
-  std::uint64_t v;
-  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-
-__device__ __forceinline__ void store_release_gpu(std::uint64_t* p, std::uint64_t v) {
-  asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
-__device__ __forceinline__ std::uint32_t load_relaxed_u32(const std::uint32_t* p) {
-  std::uint32_t v;
-  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-
-__device__ __forceinline__ std::uint64_t global_timer_ns() {
-  std::uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-// LL: one 16-byte line {data0, flag, data1, flag}.
-struct LLLine {
-  std::uint32_t data0, flag0, data1, flag1;
-};
-
-__device__ __forceinline__ LLLine load_ll_line(const LLLine* p) {
-  LLLine l;
-  asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(l.data0), "=r"(l.flag0), "=r"(l.data1), "=r"(l.flag1)
-               : "l"(p)
-               : "memory");
-  return l;
-}
-
-__device__ __forceinline__ void store_ll_line(LLLine* p, std::uint64_t data, std::uint32_t flag) {
-  asm volatile("st.volatile.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p),
-               "r"(static_cast<std::uint32_t>(data)), "r"(flag),
-               "r"(static_cast<std::uint32_t>(data >> 32)), "r"(flag)
-               : "memory");
-}
-
-// LL128: each lane moves 16 bytes of a 128-byte line with one instruction per warp.
-__device__ __forceinline__ void load_128(const std::uint64_t* p, std::uint64_t& v0,
-                                         std::uint64_t& v1) {
-  asm volatile("ld.volatile.global.v2.u64 {%0,%1}, [%2];" : "=l"(v0), "=l"(v1) : "l"(p) : "memory");
-}
-
-__device__ __forceinline__ void store_128(std::uint64_t* p, std::uint64_t v0, std::uint64_t v1) {
-  asm volatile("st.volatile.global.v2.u64 [%0], {%1,%2};" ::"l"(p), "l"(v0), "l"(v1) : "memory");
-}
+inline namespace WEFT_KERNEL_BUILD {
 
 // Spins between two looks at the clock and the abort flag: the clock read is not free, and a
 // spinning thread must still notice an abort within microseconds.
@@ -94,7 +41,7 @@ struct WaitSite {
 };
 
 // Records the first failure of the communicator (later ones only raise the abort flag).
-inline __device__ __noinline__ void report_failure(const LaunchArgs& args, const WaitSite& site,
+inline __device__ WEFT_NOINLINE void report_failure(const LaunchArgs& args, const WaitSite& site,
                                                    WaitKind kind, std::int32_t dep_threadblock,
                                                    std::int32_t dep_step, std::int32_t dep_ir_step,
                                                    std::uint64_t expected, std::uint64_t observed,
@@ -117,9 +64,7 @@ inline __device__ __noinline__ void report_failure(const LaunchArgs& args, const
     r->expected = expected;
     r->observed = observed;
     r->waited_ns = waited_ns;
-    __threadfence_system();
-    r->valid = 1;
-    __threadfence_system();
+    publish_report(args.report);
   }
   atomicExch(&args.control->abort, 1u);
 }
@@ -133,6 +78,7 @@ class Deadline {
   // False when the wait must end: the timeout expired (expired() tells) or another thread of
   // the communicator failed.
   __device__ __forceinline__ bool keep_waiting(const LaunchArgs& args) {
+    spin_pause();
     if (++spins_ % kSpinsPerCheck != 0) return true;
     if (load_relaxed_u32(&args.control->abort) != 0u) return false;
     const std::uint64_t now = global_timer_ns();
@@ -155,4 +101,5 @@ class Deadline {
   bool expired_ = false;
 };
 
+}  // namespace WEFT_KERNEL_BUILD
 }  // namespace weft::gpu::device

@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 
+#include "weft/runtime/gpu/device_runtime.h"
 #include "weft/runtime/gpu/options.h"
 #include "weft/runtime/gpu/selection.h"
 #include "weft/runtime/gpu/status.h"
@@ -25,11 +26,7 @@
 #include "weft/runtime/ir.h"
 #include "weft/runtime/types.h"
 
-struct CUstream_st;  // cudaStream_t without the CUDA headers
-
 namespace weft::gpu {
-
-using StreamHandle = CUstream_st*;
 
 // One loaded algorithm of a communicator (like MSCCL's mscclAlgoHandle_t). Ids are never reused
 // within a communicator, so a stale handle is reported instead of running something else.
@@ -58,6 +55,9 @@ class Communicator {
   virtual int nranks() const = 0;
   virtual std::span<const int> local_ranks() const = 0;
   virtual int device() const = 0;
+  // A CUDA device, or the host (make_host_transport): there run() finishes the call before it
+  // returns, and the stream is not used.
+  virtual DeviceKind device_kind() const = 0;
   virtual const RuntimeOptions& options() const = 0;
 
   // Collective. Reads and validates (limits profile `weft`) and flattens every local rank's part;

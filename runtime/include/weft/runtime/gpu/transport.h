@@ -7,7 +7,10 @@
 //   - emulation: one participant drives all N ranks on one GPU (separate buffers per rank);
 //   - in-process multi-GPU: one participant per GPU, threads of one process, peer access;
 //   - multi-process: one participant per process, CUDA IPC handles exchanged by a Bootstrap.
-// The header needs no CUDA headers; the implementations live in the CUDA library (weft_gpu).
+//   - host mode: one participant drives all N ranks with host memory, and the kernel's source runs
+//     on CPU threads (DeviceKind::Host), for machines without a GPU and for tests.
+// The header needs no CUDA headers; the CUDA transports live in the CUDA library (weft_gpu), the
+// host transport in weft_kernel_host.
 #pragma once
 
 #include <cstddef>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "weft/runtime/gpu/bootstrap.h"
+#include "weft/runtime/gpu/device_runtime.h"
 #include "weft/runtime/gpu/status.h"
 
 namespace weft::gpu {
@@ -41,6 +45,9 @@ class Transport {
   // The ranks this participant drives, ascending; all on device().
   virtual std::span<const int> local_ranks() const = 0;
   virtual int device() const = 0;
+  // The device the windows live on, and how kernels are launched there.
+  virtual DeviceKind device_kind() const = 0;
+  virtual std::shared_ptr<DeviceRuntime> device_runtime() const = 0;
 
   // Collective over all participants, in the same order everywhere: allocates a zeroed region of
   // bytes_per_local_rank[k] bytes for local rank local_ranks()[k] and maps every rank's region
@@ -53,6 +60,10 @@ class Transport {
   // peer still writes into it).
   virtual Status barrier() = 0;
 };
+
+// Host mode: all `nranks` ranks in this process, in host memory, the interpreter's source on CPU
+// threads (one participant). Needs no GPU and no CUDA.
+Result<std::shared_ptr<Transport>> make_host_transport(int nranks);
 
 // Emulation: all `nranks` ranks in this process on `device` (one participant).
 Result<std::shared_ptr<Transport>> make_emulation_transport(int nranks, int device);
