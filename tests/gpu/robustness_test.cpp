@@ -24,12 +24,12 @@ TEST_CASE("a deadlocking algorithm times out with a report instead of hanging",
     RuntimeOptions options;
     options.timeout_s = 1.0;
     auto e = emulate(algo, options);
-    auto call = perf::DeviceCall::create(*e->comm, algo, 64, DataType::Float, false);
+    auto call = perf::DeviceCall::create(*e->device, *e->comm, algo, 64, DataType::Float, false);
     REQUIRE(call.ok());
     REQUIRE(call.value()->fill(0).ok());
     const auto start = std::chrono::steady_clock::now();
-    REQUIRE(call.value()->run(*e->comm, e->handle, ReduceOp::Sum, -1, e->stream).ok());
-    REQUIRE(cudaStreamSynchronize(e->stream) == cudaSuccess);
+    REQUIRE(call.value()->run(*e->comm, e->handle, ReduceOp::Sum, -1, stream_of(*e)).ok());
+    REQUIRE(cudaStreamSynchronize(stream_of(*e)) == cudaSuccess);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     CHECK(seconds < 10.0);
@@ -40,7 +40,7 @@ TEST_CASE("a deadlocking algorithm times out with a report instead of hanging",
                                    Catch::Contains("timed out") &&
                                    Catch::Contains("message 1 from rank"));
     // The communicator refuses further calls instead of running on broken state.
-    const Status again = call.value()->run(*e->comm, e->handle, ReduceOp::Sum, -1, e->stream);
+    const Status again = call.value()->run(*e->comm, e->handle, ReduceOp::Sum, -1, stream_of(*e));
     CHECK(again.code == ErrorCode::Timeout);
     CHECK_THAT(again.message, Catch::Contains("refuses further calls"));
   }
@@ -70,10 +70,10 @@ TEST_CASE("a dependency that never completes is reported as such", "[gpu][robust
   RuntimeOptions options;
   options.timeout_s = 0.5;
   auto e = emulate(algo, options);
-  auto call = perf::DeviceCall::create(*e->comm, algo, 16, DataType::Int32, false);
+  auto call = perf::DeviceCall::create(*e->device, *e->comm, algo, 16, DataType::Int32, false);
   REQUIRE(call.ok());
-  REQUIRE(call.value()->run(*e->comm, e->handle, ReduceOp::Sum, -1, e->stream).ok());
-  REQUIRE(cudaStreamSynchronize(e->stream) == cudaSuccess);
+  REQUIRE(call.value()->run(*e->comm, e->handle, ReduceOp::Sum, -1, stream_of(*e)).ok());
+  REQUIRE(cudaStreamSynchronize(stream_of(*e)) == cudaSuccess);
   const Status status = e->comm->async_error();
   CHECK(status.code == ErrorCode::Timeout);
   // Whichever wait expired first is reported: the receive or the dependency on it.
@@ -101,23 +101,23 @@ TEST_CASE("a captured CUDA graph replays to the reference result", "[gpu][robust
     const perf::Reference reference =
         perf::compute_reference(executor, chunk, DataType::Float, ReduceOp::Sum, 0, false);
     REQUIRE(reference.error.empty());
-    auto call = perf::DeviceCall::create(*e->comm, algo, count, DataType::Float, false);
+    auto call = perf::DeviceCall::create(*e->device, *e->comm, algo, count, DataType::Float, false);
     REQUIRE(call.ok());
     REQUIRE(call.value()->upload(reference).ok());
     REQUIRE(e->comm->reserve_scratch(e->handle, count, DataType::Float).ok());
     cudaGraph_t graph = nullptr;
-    REQUIRE(cudaStreamBeginCapture(e->stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+    REQUIRE(cudaStreamBeginCapture(stream_of(*e), cudaStreamCaptureModeThreadLocal) == cudaSuccess);
     for (int k = 0; k < 10; ++k) {
-      const Status s = call.value()->run(*e->comm, e->handle, ReduceOp::Sum, -1, e->stream);
+      const Status s = call.value()->run(*e->comm, e->handle, ReduceOp::Sum, -1, stream_of(*e));
       INFO(s.str());
       CHECK(s.ok());
     }
-    REQUIRE(cudaStreamEndCapture(e->stream, &graph) == cudaSuccess);
+    REQUIRE(cudaStreamEndCapture(stream_of(*e), &graph) == cudaSuccess);
     cudaGraphExec_t exec = nullptr;
     REQUIRE(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
     for (int replay = 0; replay < 20; ++replay)
-      REQUIRE(cudaGraphLaunch(exec, e->stream) == cudaSuccess);
-    REQUIRE(cudaStreamSynchronize(e->stream) == cudaSuccess);
+      REQUIRE(cudaGraphLaunch(exec, stream_of(*e)) == cudaSuccess);
+    REQUIRE(cudaStreamSynchronize(stream_of(*e)) == cudaSuccess);
     CHECK(e->comm->async_error().ok());
     auto wrong = call.value()->count_wrong(reference);
     REQUIRE(wrong.ok());
@@ -134,12 +134,12 @@ TEST_CASE("capturing a call that would allocate is refused, not broken", "[gpu][
   algo.gpus[0].scratch_chunks = 2;
   algo.gpus[1].scratch_chunks = 2;
   auto e = emulate(algo);
-  auto call = perf::DeviceCall::create(*e->comm, algo, 1 << 20, DataType::Float, false);
+  auto call = perf::DeviceCall::create(*e->device, *e->comm, algo, 1 << 20, DataType::Float, false);
   REQUIRE(call.ok());
-  REQUIRE(cudaStreamBeginCapture(e->stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
-  const Status s = call.value()->run(*e->comm, e->handle, ReduceOp::Sum, -1, e->stream);
+  REQUIRE(cudaStreamBeginCapture(stream_of(*e), cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+  const Status s = call.value()->run(*e->comm, e->handle, ReduceOp::Sum, -1, stream_of(*e));
   cudaGraph_t graph = nullptr;
-  cudaStreamEndCapture(e->stream, &graph);
+  cudaStreamEndCapture(stream_of(*e), &graph);
   if (graph != nullptr) cudaGraphDestroy(graph);
   CHECK(s.code == ErrorCode::InvalidUsage);
   CHECK_THAT(s.message, Catch::Contains("reserve_scratch"));
@@ -154,7 +154,9 @@ TEST_CASE("a launch the device cannot hold at once is refused clearly", "[gpu][r
   const ir::Algorithm algo = ring_allreduce(64, ir::Protocol::LL, 32);
   auto handle = comm.value()->load(algo);
   REQUIRE(handle.ok());
-  auto call = perf::DeviceCall::create(*comm.value(), algo, 64 * 32, DataType::Float, false);
+  auto device = perf_device(0);
+  auto call =
+      perf::DeviceCall::create(*device, *comm.value(), algo, 64 * 32, DataType::Float, false);
   REQUIRE(call.ok());
   const Status s = call.value()->run(*comm.value(), handle.value(), ReduceOp::Sum, -1, nullptr);
   CHECK(s.code == ErrorCode::NotResident);
@@ -163,26 +165,26 @@ TEST_CASE("a launch the device cannot hold at once is refused clearly", "[gpu][r
 
 TEST_CASE("misuse is reported with a reason", "[gpu][robustness]") {
   auto e = emulate(ring_allreduce(4, ir::Protocol::Simple));
-  auto call = perf::DeviceCall::create(*e->comm, e->algorithm, 400, DataType::Float, false);
+  auto call = perf::DeviceCall::create(*e->device, *e->comm, e->algorithm, 400, DataType::Float, false);
   REQUIRE(call.ok());
   SECTION("an unknown handle") {
     const Status s = e->comm->run(AlgorithmHandle{42}, call.value()->calls(), 400, DataType::Float,
-                                  ReduceOp::Sum, -1, e->stream);
+                                  ReduceOp::Sum, -1, stream_of(*e));
     CHECK(s.code == ErrorCode::InvalidUsage);
   }
   SECTION("a count the algorithm does not divide") {
     const Status s = e->comm->run(e->handle, call.value()->calls(), 401, DataType::Float,
-                                  ReduceOp::Sum, -1, e->stream);
+                                  ReduceOp::Sum, -1, stream_of(*e));
     CHECK(s.code == ErrorCode::NotApplicable);
   }
   SECTION("avg on integers") {
     const Status s = e->comm->run(e->handle, call.value()->calls(), 400, DataType::Int32,
-                                  ReduceOp::Avg, -1, e->stream);
+                                  ReduceOp::Avg, -1, stream_of(*e));
     CHECK(s.code == ErrorCode::NotApplicable);
   }
   SECTION("the wrong number of buffer pairs") {
     const Status s = e->comm->run(e->handle, call.value()->calls().subspan(1), 400, DataType::Float,
-                                  ReduceOp::Sum, -1, e->stream);
+                                  ReduceOp::Sum, -1, stream_of(*e));
     CHECK(s.code == ErrorCode::InvalidArgument);
   }
   SECTION("an algorithm for another rank count") {

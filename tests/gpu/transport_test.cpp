@@ -37,19 +37,19 @@ std::size_t run_participants(const ir::Algorithm& algo, int participants,
       if (!comm.ok()) return fail(comm.status());
       auto handle = comm.value()->load(algo);
       if (!handle.ok()) return fail(handle.status());
-      auto call = perf::DeviceCall::create(*comm.value(), algo, count, DataType::Float, false);
+      auto perf_device = perf::make_cuda_perf_device(device);
+      if (!perf_device.ok()) return fail(perf_device.status());
+      auto call = perf::DeviceCall::create(*perf_device.value(), *comm.value(), algo, count,
+                                           DataType::Float, false);
       if (!call.ok()) return fail(call.status());
       if (auto s = call.value()->upload(reference); !s.ok()) return fail(s);
-      cudaSetDevice(device);
-      cudaStream_t stream = nullptr;
-      cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+      const StreamHandle stream = perf_device.value()->stream();
       for (int k = 0; k < 5; ++k) {
         if (auto s = call.value()->run(*comm.value(), handle.value(), ReduceOp::Sum, -1, stream);
             !s.ok())
           return fail(s);
       }
-      cudaStreamSynchronize(stream);
-      cudaStreamDestroy(stream);
+      if (auto s = perf_device.value()->synchronize(); !s.ok()) return fail(s);
       if (auto s = comm.value()->async_error(); !s.ok()) return fail(s);
       auto counted = call.value()->count_wrong(reference);
       if (!counted.ok()) return fail(counted.status());

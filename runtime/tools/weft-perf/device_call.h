@@ -1,11 +1,13 @@
 // Device buffers for one call of every local rank, filled from and checked against the CPU
-// reference. Shared by weft-perf and the GPU tests. Needs CUDA (weft_perf_device).
+// reference. Shared by weft-perf, the GPU tests and the host-mode tests; the buffers live where
+// the PerfDevice puts them (a CUDA device, or host memory in host mode).
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <vector>
 
+#include "perf_device.h"
 #include "reference.h"
 #include "weft/runtime/gpu/communicator.h"
 
@@ -14,8 +16,9 @@ namespace weft::perf {
 class DeviceCall {
  public:
   // Allocates each local rank's buffers for a call of `count` elements of `dtype` (in place or
-  // not) on the communicator's device.
-  static gpu::Result<std::unique_ptr<DeviceCall>> create(const gpu::Communicator& comm,
+  // not) on `device`, which must be where the communicator runs.
+  static gpu::Result<std::unique_ptr<DeviceCall>> create(PerfDevice& device,
+                                                         const gpu::Communicator& comm,
                                                          const ir::Algorithm& algo,
                                                          std::size_t count, DataType dtype,
                                                          bool in_place);
@@ -38,8 +41,8 @@ class DeviceCall {
   std::size_t count() const { return count_; }
 
  private:
-  DeviceCall() = default;
-  int device_ = 0;
+  explicit DeviceCall(PerfDevice& device) : device_(device) {}
+  PerfDevice& device_;
   std::vector<int> ranks_;
   std::size_t count_ = 0;
   DataType dtype_ = DataType::Float;
@@ -49,9 +52,5 @@ class DeviceCall {
   std::vector<void*> recv_;  // the receive buffer, or the one buffer in place
   std::vector<gpu::RankBuffers> calls_;
 };
-
-// The device's copy bandwidth (bytes read + written per second, GB/s) from device-to-device
-// cudaMemcpy of a large buffer.
-gpu::Result<double> measure_copy_bandwidth(int device);
 
 }  // namespace weft::perf

@@ -2,13 +2,12 @@
 //
 //   weft-perf --builtin ring --ranks 8 -b 1K -e 256M -f 2            # 8 emulated ranks, one GPU
 //   weft-perf --xml algo.xml --rank R --nranks N --rendezvous host:port   # one process per GPU
+//   weft-perf --xml algo.xml --ranks 8 --device host -b 1K -e 1M       # host mode, no GPU
 //
 // Each row: the call's size and count, then for out-of-place and in-place the time per call,
 // algbw, busbw, #wrong (elements differing from the CPU reference executor) and the fraction of
 // the device's measured copy bandwidth the call's device-memory traffic achieved; last, that
 // traffic in bytes (per device: every rank in emulation).
-#include <cuda_runtime_api.h>
-
 #include <cstdio>
 #include <memory>
 #include <vector>
@@ -16,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "device_call.h"
+#include "perf_device.h"
 #include "perf_options.h"
 #include "perf_report.h"
 #include "weft/runtime/collective_spec.h"
@@ -31,21 +31,15 @@ namespace {
 using gpu::Result;
 using gpu::Status;
 
-Status cuda(cudaError_t e, std::string_view what) {
-  if (e == cudaSuccess) return {};
-  return Status::error(gpu::ErrorCode::CudaError,
-                       fmt::format("{}: {}", what, cudaGetErrorString(e)));
-}
-
 struct Session {
   PerfOptions options;
+  std::unique_ptr<PerfDevice> device;
   std::shared_ptr<gpu::Bootstrap> bootstrap;  // multi-process mode only
   std::unique_ptr<gpu::Communicator> comm;
   ir::Algorithm algorithm;
   gpu::AlgorithmHandle handle;
   std::vector<gpu::RankProgram> local_programs;
   double copy_bandwidth = 0;
-  cudaStream_t stream = nullptr;
   bool printer = true;  // rank 0 prints
 };
 
@@ -62,37 +56,55 @@ Result<ir::Algorithm> read_algorithm(const PerfOptions& o, int nranks) {
   return algo;
 }
 
+// The transport and the device the session's buffers live on.
+Result<std::shared_ptr<gpu::Transport>> open_device(Session& s) {
+  const PerfOptions& o = s.options;
+  if (o.host) {
+    s.device = make_host_perf_device();
+    return gpu::make_host_transport(o.ranks);
+  }
+#if defined(WEFT_PERF_WITH_CUDA)
+  if (o.ranks > 0) {
+    const int device = o.device >= 0 ? o.device : 0;
+    auto perf_device = make_cuda_perf_device(device);
+    if (!perf_device.ok()) return perf_device.status();
+    s.device = std::move(perf_device.value());
+    return gpu::make_emulation_transport(o.ranks, device);
+  }
+  auto devices = cuda_device_count();
+  if (!devices.ok()) return devices.status();
+  const int device = o.device >= 0 ? o.device : o.rank % std::max(devices.value(), 1);
+  auto perf_device = make_cuda_perf_device(device);
+  if (!perf_device.ok()) return perf_device.status();
+  s.device = std::move(perf_device.value());
+  gpu::SocketBootstrapOptions boot;
+  boot.root = gpu::parse_socket_address(o.rendezvous).value();
+  boot.rank = o.rank;
+  boot.size = o.nranks;
+  auto bootstrap = gpu::make_socket_bootstrap(boot);
+  if (!bootstrap.ok()) return bootstrap.status();
+  s.bootstrap = std::move(bootstrap.value());
+  s.printer = o.rank == 0;
+  return gpu::make_ipc_transport(s.bootstrap, o.nranks, {o.rank}, device);
+#else
+  return Status::error(gpu::ErrorCode::InvalidArgument,
+                       "this weft-perf was built without CUDA; --device host runs the "
+                       "interpreter on CPU threads");
+#endif
+}
+
 Status open(Session& s) {
   const PerfOptions& o = s.options;
   auto runtime = gpu::runtime_options_from_env(gpu::process_environment());
   if (!runtime.ok()) return runtime.status();
   gpu::RuntimeOptions options = runtime.value();
   if (o.timeout_s > 0) options.timeout_s = o.timeout_s;
-  int devices = 0;
-  if (auto st = cuda(cudaGetDeviceCount(&devices), "cudaGetDeviceCount"); !st.ok()) return st;
-  Result<std::shared_ptr<gpu::Transport>> transport =
-      Status::error(gpu::ErrorCode::InternalError, "");
-  int nranks = o.ranks;
-  if (o.ranks > 0) {
-    transport = gpu::make_emulation_transport(o.ranks, o.device >= 0 ? o.device : 0);
-  } else {
-    nranks = o.nranks;
-    gpu::SocketBootstrapOptions boot;
-    boot.root = gpu::parse_socket_address(o.rendezvous).value();
-    boot.rank = o.rank;
-    boot.size = o.nranks;
-    auto bootstrap = gpu::make_socket_bootstrap(boot);
-    if (!bootstrap.ok()) return bootstrap.status();
-    s.bootstrap = std::move(bootstrap.value());
-    const int device = o.device >= 0 ? o.device : o.rank % std::max(devices, 1);
-    transport = gpu::make_ipc_transport(s.bootstrap, o.nranks, {o.rank}, device);
-    s.printer = o.rank == 0;
-  }
+  auto transport = open_device(s);
   if (!transport.ok()) return transport.status();
   auto comm = gpu::Communicator::create(transport.value(), options);
   if (!comm.ok()) return comm.status();
   s.comm = std::move(comm.value());
-  auto algo = read_algorithm(o, nranks);
+  auto algo = read_algorithm(o, transport.value()->nranks());
   if (!algo.ok()) return algo.status();
   s.algorithm = std::move(algo.value());
   auto handle = s.comm->load(s.algorithm);
@@ -103,16 +115,15 @@ Status open(Session& s) {
     if (!program.ok()) return program.status();
     s.local_programs.push_back(std::move(program.value()));
   }
-  auto bandwidth = measure_copy_bandwidth(s.comm->device());
+  auto bandwidth = s.device->copy_bandwidth();
   if (!bandwidth.ok()) return bandwidth.status();
   s.copy_bandwidth = bandwidth.value();
-  if (auto st = cuda(cudaSetDevice(s.comm->device()), "cudaSetDevice"); !st.ok()) return st;
-  return cuda(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  return {};
 }
 
-// Waits for the stream and turns a kernel timeout into an error.
+// Waits for the calls enqueued so far and turns a kernel timeout into an error.
 Status settle(Session& s) {
-  if (auto st = cuda(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize"); !st.ok()) return st;
+  if (auto st = s.device->synchronize(); !st.ok()) return st;
   return s.comm->async_error();
 }
 
@@ -120,51 +131,15 @@ Status settle(Session& s) {
 // graph replayed G times.
 Result<double> time_calls(Session& s, const DeviceCall& call) {
   const PerfOptions& o = s.options;
+  const auto enqueue = [&] { return call.run(*s.comm, s.handle, o.op, o.root, s.device->stream()); };
   for (int i = 0; i < o.warmup; ++i) {
-    if (auto st = call.run(*s.comm, s.handle, o.op, o.root, s.stream); !st.ok()) return st;
+    if (auto st = enqueue(); !st.ok()) return st;
   }
   if (auto st = settle(s); !st.ok()) return st;
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  double calls = o.iterations;
-  Status status;
-  if (o.graph_launches > 0) {
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    status = cuda(cudaStreamBeginCapture(s.stream, cudaStreamCaptureModeThreadLocal), "capture");
-    for (int i = 0; i < o.iterations && status.ok(); ++i) {
-      status = call.run(*s.comm, s.handle, o.op, o.root, s.stream);
-    }
-    const Status end = cuda(cudaStreamEndCapture(s.stream, &graph), "cudaStreamEndCapture");
-    if (status.ok()) status = end;
-    if (status.ok()) status = cuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-    if (status.ok()) status = cuda(cudaGraphLaunch(exec, s.stream), "cudaGraphLaunch");  // warm
-    if (status.ok()) status = settle(s);
-    if (status.ok()) {
-      cudaEventRecord(start, s.stream);
-      for (int g = 0; g < o.graph_launches && status.ok(); ++g) {
-        status = cuda(cudaGraphLaunch(exec, s.stream), "cudaGraphLaunch");
-      }
-      cudaEventRecord(stop, s.stream);
-      calls = static_cast<double>(o.iterations) * o.graph_launches;
-    }
-    if (exec != nullptr) cudaGraphExecDestroy(exec);
-    if (graph != nullptr) cudaGraphDestroy(graph);
-  } else {
-    cudaEventRecord(start, s.stream);
-    for (int i = 0; i < o.iterations && status.ok(); ++i) {
-      status = call.run(*s.comm, s.handle, o.op, o.root, s.stream);
-    }
-    cudaEventRecord(stop, s.stream);
-  }
-  if (status.ok()) status = settle(s);
-  float ms = 0;
-  if (status.ok()) cudaEventElapsedTime(&ms, start, stop);
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  if (!status.ok()) return status;
-  return static_cast<double>(ms) * 1e3 / calls;
+  auto time = s.device->time_calls(enqueue, o.iterations, o.graph_launches);
+  if (!time.ok()) return time.status();
+  if (auto st = s.comm->async_error(); !st.ok()) return st;
+  return time.value();
 }
 
 // Sums a count over all processes (multi-process mode); the identity in emulation.
@@ -193,7 +168,7 @@ Result<ModeResult> run_mode(Session& s, const cpu::Executor& executor, const Row
   shape.in_place = in_place;
   shape.root = o.root;
   if (!s.comm->applies(s.handle, shape)) return ModeResult{};  // N/A
-  auto call = DeviceCall::create(*s.comm, s.algorithm, row.count, o.dtype, in_place);
+  auto call = DeviceCall::create(*s.device, *s.comm, s.algorithm, row.count, o.dtype, in_place);
   if (!call.ok()) return call.status();
   const std::size_t chunk =
       row.total_elements / static_cast<std::size_t>(s.algorithm.nchunksperloop);
@@ -215,7 +190,10 @@ Result<ModeResult> run_mode(Session& s, const cpu::Executor& executor, const Row
   if (o.check) {
     // Start again from the reference's inputs: in-place calls and avg changed them.
     if (auto st = call.value()->upload(reference); !st.ok()) return st;
-    if (auto st = call.value()->run(*s.comm, s.handle, o.op, o.root, s.stream); !st.ok()) return st;
+    if (auto st = call.value()->run(*s.comm, s.handle, o.op, o.root, s.device->stream());
+        !st.ok()) {
+      return st;
+    }
     if (auto st = settle(s); !st.ok()) return st;
     auto counted = call.value()->count_wrong(reference);
     if (!counted.ok()) return counted.status();
@@ -235,18 +213,17 @@ int run(Session& s) {
     std::fprintf(stderr, "weft-perf: %s\n", st.str().c_str());
     return 1;
   }
-  cudaDeviceProp prop{};
-  cudaGetDeviceProperties(&prop, s.comm->device());
   if (s.printer) {
     std::printf("# weft-perf: algorithm '%s' (%s, %d ranks, %s, %d channels), %s\n",
                 s.algorithm.name.c_str(),
                 std::string(ir::to_string(s.algorithm.collective)).c_str(), s.algorithm.ngpus,
                 std::string(ir::to_string(s.algorithm.protocol)).c_str(), s.algorithm.nchannels,
-                o.ranks > 0 ? fmt::format("{} ranks emulated on one GPU", o.ranks).c_str()
-                            : "one rank per process");
-    std::printf("# device %d: %s, %d SMs; measured copy bandwidth %.1f GB/s (read + write)\n",
-                s.comm->device(), prop.name, prop.multiProcessorCount, s.copy_bandwidth);
-    std::printf("# iterations %d, warm-up %d, check %d, CUDA graph launches %d, timeout %.1f s\n",
+                o.host        ? fmt::format("{} ranks in host mode (CPU threads)", o.ranks).c_str()
+                : o.ranks > 0 ? fmt::format("{} ranks emulated on one GPU", o.ranks).c_str()
+                              : "one rank per process");
+    std::printf("# %s; measured copy bandwidth %.1f GB/s (read + write)\n",
+                s.device->describe().c_str(), s.copy_bandwidth);
+    std::printf("# iterations %d, warm-up %d, check %d, graph launches %d, timeout %.1f s\n",
                 o.iterations, o.warmup, o.check ? 1 : 0, o.graph_launches,
                 s.comm->options().timeout_s);
     std::fputs(table_header().c_str(), stdout);
@@ -298,7 +275,6 @@ int run(Session& s) {
     std::fputs(table_footer(wrong_total, busbw_rows > 0 ? busbw_sum / busbw_rows : 0).c_str(),
                stdout);
   }
-  if (s.stream != nullptr) cudaStreamDestroy(s.stream);
   return status;
 }
 

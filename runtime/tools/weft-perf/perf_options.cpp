@@ -31,7 +31,9 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
   CLI::App app{
       "weft-perf: nccl-tests-style benchmark of Weft algorithms on the GPU runtime.\n"
       "Emulation: --ranks N runs N ranks in this process on one GPU. Multi-process: start one\n"
-      "process per rank with --rank R --nranks N --rendezvous host:port (rank 0 listens)."};
+      "process per rank with --rank R --nranks N --rendezvous host:port (rank 0 listens).\n"
+      "Host mode: --device host --ranks N runs the same interpreter on CPU threads, no GPU\n"
+      "needed (it proves results, not speed)."};
   app.set_help_flag("-h,--help", "print this help and exit");
   auto* xml = app.add_option("--xml,xml", o.xml, "algorithm file (MSCCL XML)");
   auto* builtin = app.add_option(
@@ -69,8 +71,10 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
       ->check(CLI::Range(1, 1 << 16));
   app.add_option("--rendezvous", o.rendezvous,
                  "host:port where rank 0 listens (multi-process mode)");
-  app.add_option("--device", o.device, "CUDA device (default: rank modulo device count)")
-      ->check(CLI::NonNegativeNumber);
+  std::string device;
+  auto* device_option = app.add_option("--device", device,
+                 "CUDA device number (default: rank modulo device count), or 'host' for host "
+                 "mode");
   app.add_option("--timeout", o.timeout_s,
                  "seconds a kernel wait may last (default WEFT_TIMEOUT_S)")
       ->check(CLI::PositiveNumber);
@@ -117,9 +121,18 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
   }
   if (o.xml.empty() && o.builtin.empty())
     return fail("give an algorithm: --xml FILE or --builtin NAME");
+  if (device == "host") {
+    o.host = true;
+  } else if (device_option->count() > 0) {
+    const auto [end, error] = std::from_chars(device.data(), device.data() + device.size(), o.device);
+    if (error != std::errc{} || end != device.data() + device.size() || o.device < 0) {
+      return fail(fmt::format("--device: '{}' is neither a device number nor 'host'", device));
+    }
+  }
   const bool multi = o.rank >= 0 || o.nranks > 0 || !o.rendezvous.empty();
   if (multi && o.ranks > 0)
     return fail("--ranks (emulation) and --rank/--nranks/--rendezvous exclude each other");
+  if (multi && o.host) return fail("host mode runs every rank in one process: use --ranks N");
   if (multi) {
     if (o.rank < 0 || o.nranks <= 0 || o.rendezvous.empty()) {
       return fail("multi-process mode needs --rank, --nranks and --rendezvous");

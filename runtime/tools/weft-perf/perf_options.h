@@ -38,7 +38,8 @@ struct PerfOptions {
   int rank = -1;           // --rank
   int nranks = 0;          // --nranks
   std::string rendezvous;  // --rendezvous host:port
-  int device = -1;         // --device (default: local rank modulo the devices)
+  int device = -1;         // --device N (default: local rank modulo the devices)
+  bool host = false;       // --device host: host mode, the interpreter on CPU threads
   double timeout_s = 0;    // --timeout (0: WEFT_TIMEOUT_S)
 };
 

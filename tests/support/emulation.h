@@ -1,0 +1,108 @@
+// Shared by the GPU tests (tests/gpu) and the host-mode tests (tests/kernel_host): a communicator
+// with an algorithm loaded, on whatever device its transport gives (a CUDA device, or the host),
+// and one call checked against the CPU reference executor.
+#pragma once
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+
+#include "device_call.h"
+#include "perf_device.h"
+#include "reference.h"
+#include "weft/runtime/collective_spec.h"
+#include "weft/runtime/cpu_executor.h"
+#include "weft/runtime/geometry.h"
+#include "weft/runtime/gpu/communicator.h"
+
+namespace weft::gpu::testing {
+
+// Tiles of at most 256 bytes: even small calls run many tiles (results must not depend on T).
+inline RuntimeOptions small_tiles() {
+  RuntimeOptions o;
+  o.timeout_s = 20;
+  o.max_tile_bytes = 256;
+  return o;
+}
+
+struct Emulation {
+  ir::Algorithm algorithm;
+  std::unique_ptr<perf::PerfDevice> device;  // the call buffers and the stream
+  std::unique_ptr<Communicator> comm;
+  AlgorithmHandle handle;
+};
+
+inline std::unique_ptr<Emulation> emulate_over(Result<std::shared_ptr<Transport>> transport,
+                                               std::unique_ptr<perf::PerfDevice> device,
+                                               const ir::Algorithm& algorithm,
+                                               const RuntimeOptions& options) {
+  auto e = std::make_unique<Emulation>();
+  e->algorithm = algorithm;
+  e->device = std::move(device);
+  INFO(transport.status().str());
+  REQUIRE(transport.ok());
+  auto comm = Communicator::create(transport.value(), options);
+  INFO(comm.status().str());
+  REQUIRE(comm.ok());
+  e->comm = std::move(comm.value());
+  auto handle = e->comm->load(algorithm);
+  INFO(handle.status().str());
+  REQUIRE(handle.ok());
+  e->handle = handle.value();
+  return e;
+}
+
+struct CallSpec {
+  std::size_t chunk_elements = 37;
+  DataType dtype = DataType::Float;
+  ReduceOp op = ReduceOp::Sum;
+  bool in_place = false;
+  int root = 0;
+  int repeats = 1;  // back-to-back calls on the same inputs (out of place only makes sense)
+};
+
+inline std::string describe(const Emulation& e, const CallSpec& c) {
+  return fmt::format("{} ({} ranks, {}), S={} {} {} {}", e.algorithm.name, e.algorithm.ngpus,
+                     ir::to_string(e.algorithm.protocol), c.chunk_elements, to_string(c.dtype),
+                     to_string(c.op), c.in_place ? "in-place" : "out-of-place");
+}
+
+// NCCL's count for a call whose chunks hold `chunk_elements`.
+inline std::size_t count_for(const ir::Algorithm& algo, std::size_t chunk_elements) {
+  const std::size_t total = chunk_elements * static_cast<std::size_t>(algo.nchunksperloop);
+  return total / static_cast<std::size_t>(std::max(ir::count_multiplier(algo), 1));
+}
+
+// Runs the call (`repeats` times) and returns the number of wrong elements; every error fails
+// the test with the runtime's message.
+inline std::size_t run_checked(Emulation& e, const CallSpec& c) {
+  INFO(describe(e, c));
+  const cpu::Executor executor(e.algorithm, standard_spec(e.algorithm, c.root));
+  const perf::Reference reference =
+      perf::compute_reference(executor, c.chunk_elements, c.dtype, c.op, c.root, c.in_place);
+  INFO(reference.error);
+  REQUIRE(reference.error.empty());
+  auto call = perf::DeviceCall::create(*e.device, *e.comm, e.algorithm,
+                                       count_for(e.algorithm, c.chunk_elements), c.dtype,
+                                       c.in_place);
+  INFO(call.status().str());
+  REQUIRE(call.ok());
+  REQUIRE(call.value()->upload(reference).ok());
+  for (int k = 0; k < c.repeats; ++k) {
+    const Status launched = call.value()->run(*e.comm, e.handle, c.op, c.root, e.device->stream());
+    INFO(launched.str());
+    REQUIRE(launched.ok());
+  }
+  REQUIRE(e.device->synchronize().ok());
+  const Status async = e.comm->async_error();
+  INFO(async.str());
+  REQUIRE(async.ok());
+  auto wrong = call.value()->count_wrong(reference);
+  REQUIRE(wrong.ok());
+  return wrong.value();
+}
+
+}  // namespace weft::gpu::testing
