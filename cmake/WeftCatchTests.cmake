@@ -6,7 +6,7 @@
 # list), so that some registered tests select nothing and pass with "No tests ran". This one
 # passes its parameters through a generated file, reads the listing line by line, writes every
 # name as a bracket argument, and runs each test with `--warn NoTests`, so that a selection that
-# matches nothing fails instead of passing. Names Catch2 cannot select exactly (a leading `~` or
+# matches nothing fails instead of passing. Names Catch2 cannot select exactly (a leading `~`, `-` or
 # `#`, a `*` at either end) stop the build with the test's name.
 #
 # Every call also records TARGET and PREFIX in the global property WEFT_CATCH_SUITES, which the

@@ -72,6 +72,26 @@ TEST_CASE("multi-process mode needs rank, nranks and rendezvous", "[perf]") {
                   .options);
 }
 
+TEST_CASE("the device is a number or host", "[perf]") {
+  auto gpu = parse({"--builtin", "ring", "--ranks", "4", "--device", "3"});
+  REQUIRE(gpu.options);
+  CHECK(gpu.options->device == 3);
+  CHECK_FALSE(gpu.options->host);
+  auto host = parse({"--builtin", "ring", "--ranks", "4", "--device", "host"});
+  REQUIRE(host.options);
+  CHECK(host.options->host);
+  for (const char* bad : {"-1", "gpu", "3x", ""}) {
+    const ParseOutcome o = parse({"--builtin", "ring", "--ranks", "4", "--device", bad});
+    CHECK_FALSE(o.options);
+    CHECK(o.exit_code == 2);
+  }
+  // Host mode runs every rank in one process.
+  const ParseOutcome multi = parse({"--builtin", "ring", "--device", "host", "--rank", "0",
+                                    "--nranks", "2", "--rendezvous", "h:1"});
+  CHECK_FALSE(multi.options);
+  CHECK_THAT(multi.text, Catch::Contains("host mode"));
+}
+
 TEST_CASE("bad arguments fail with a message and exit code 2; help exits 0", "[perf]") {
   for (const auto& args : std::vector<std::vector<const char*>>{
            {"--ranks", "2"},                                   // no algorithm

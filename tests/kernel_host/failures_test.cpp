@@ -1,0 +1,211 @@
+// Never hang, never lie, in host mode as on the GPU: a deadlock, a dependency that never
+// completes and a FIFO too shallow for the algorithm end by the timeout with the device's error
+// record (rank, threadblock, step, tile, what was awaited) reported by the host; bad input gets
+// the GPU path's errors, because it is the same Communicator.
+#include <chrono>
+
+#include "kernel_host_support.h"
+#include "weft/runtime/validate.h"
+
+namespace weft::gpu::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+RuntimeOptions short_timeout() {
+  RuntimeOptions options = host_options();
+  options.timeout_s = 0.3;
+  return options;
+}
+
+// Runs one out-of-place call that is expected to time out; returns the communicator's report.
+Status run_until_timeout(Emulation& e, DataType dtype) {
+  auto call = perf::DeviceCall::create(*e.device, *e.comm, e.algorithm,
+                                       count_for(e.algorithm, kChunk), dtype, false);
+  REQUIRE(call.ok());
+  REQUIRE(call.value()->fill(0).ok());
+  const auto start = Clock::now();
+  const Status launched = call.value()->run(*e.comm, e.handle, ReduceOp::Sum, -1, nullptr);
+  INFO(launched.str());
+  REQUIRE(launched.ok());  // as on the GPU, the launch itself succeeds; the wait fails inside it
+  CHECK(std::chrono::duration<double>(Clock::now() - start).count() < 30.0);
+  const Status status = e.comm->async_error();
+  INFO(status.str());
+  CHECK(status.code == ErrorCode::Timeout);
+  // The communicator refuses further calls instead of running on broken state.
+  const Status again = call.value()->run(*e.comm, e.handle, ReduceOp::Sum, -1, nullptr);
+  CHECK(again.code == ErrorCode::Timeout);
+  CHECK_THAT(again.message, Catch::Contains("refuses further calls"));
+  return status;
+}
+
+TEST_CASE("failures: a deadlocking algorithm times out with a report", "[kernel-host][failures]") {
+  for (const ir::Protocol proto : kProtocols) {
+    ir::LoadResult loaded =
+        ir::load_xml_file(WEFT_GPU_TEST_DATA_DIR "/deadlock_pair.xml", ir::weft_limits());
+    INFO(loaded.diagnostics.str());
+    REQUIRE(loaded.ok());
+    ir::Algorithm algo = *loaded.algorithm;
+    algo.protocol = proto;
+    auto e = emulate_on_host(algo, short_timeout());
+    const Status status = run_until_timeout(*e, DataType::Float);
+    // Both ranks receive first: whichever wait expires first names its rank, threadblock 0,
+    // step 0, tile 0 and the message it waited for.
+    CHECK_THAT(status.message, Catch::Contains("host") && Catch::Contains("/ tb 0 / step 0") &&
+                                   Catch::Contains("tile 0") && Catch::Contains("timed out") &&
+                                   Catch::Contains("message 1 from rank"));
+  }
+}
+
+TEST_CASE("failures: a dependency that never completes is reported", "[kernel-host][failures]") {
+  // tb 1 waits on tb 0's first step, which waits for a message nobody sends.
+  ir::Algorithm algo =
+      perf::base_algorithm("stuck", ir::Collective::AllReduce, 2, 1, ir::Protocol::Simple);
+  for (int r = 0; r < 2; ++r) {
+    ir::Gpu& gpu = algo.gpus[static_cast<std::size_t>(r)];
+    gpu.input_chunks = gpu.output_chunks = 1;
+    ir::Threadblock a;
+    a.id = 0;
+    a.recv = 1 - r;
+    a.send = 1 - r;
+    a.steps.push_back(perf::make_step(ir::StepType::Recv, ir::BufferKind::None, -1,
+                                      ir::BufferKind::Output, 0, 1, -1, -1, true));
+    a.steps.push_back(
+        perf::make_step(ir::StepType::Send, ir::BufferKind::Input, 0, ir::BufferKind::None, -1));
+    ir::Threadblock b;
+    b.id = 1;
+    b.steps.push_back(perf::make_step(ir::StepType::Copy, ir::BufferKind::Output, 0,
+                                      ir::BufferKind::Output, 0, 1, 0, 0));
+    gpu.threadblocks = {a, b};
+  }
+  auto e = emulate_on_host(algo, short_timeout());
+  const Status status = run_until_timeout(*e, DataType::Int32);
+  // Whichever wait expired first is reported: the receive or the dependency on it.
+  CHECK_THAT(status.message,
+             Catch::Contains("message 1 from rank") || Catch::Contains("to finish its step 0"));
+}
+
+// Each rank sends three messages to the other before receiving any: at FIFO depth 2 both block
+// on their third send (the runtime's shallowest FIFO, DESIGN.md §2.4, and what an algorithm that
+// needs depth 1 more than it gets looks like); with depth 4 the same algorithm completes.
+ir::Algorithm three_ahead(ir::Protocol proto) {
+  ir::Algorithm algo =
+      perf::base_algorithm("three_ahead", ir::Collective::AllReduce, 2, 3, proto);
+  algo.inplace = false;
+  for (int r = 0; r < 2; ++r) {
+    ir::Gpu& gpu = algo.gpus[static_cast<std::size_t>(r)];
+    gpu.input_chunks = gpu.output_chunks = 3;
+    ir::Threadblock tb;
+    tb.send = tb.recv = 1 - r;
+    for (int c = 0; c < 3; ++c) {
+      tb.steps.push_back(
+          perf::make_step(ir::StepType::Send, ir::BufferKind::Input, c, ir::BufferKind::None, -1));
+    }
+    for (int c = 0; c < 3; ++c) {
+      tb.steps.push_back(perf::make_step(ir::StepType::Recv, ir::BufferKind::None, -1,
+                                         ir::BufferKind::Output, c));
+    }
+    gpu.threadblocks.push_back(tb);
+  }
+  return algo;
+}
+
+TEST_CASE("failures: a FIFO too shallow for the algorithm times out on the free slot",
+          "[kernel-host][failures]") {
+  for (const ir::Protocol proto : kProtocols) {
+    RuntimeOptions shallow = short_timeout();
+    shallow.max_tile_bytes = 0;  // one tile: the third message is the first that cannot go
+    shallow.simple.fifo_depth = shallow.ll.fifo_depth = shallow.ll128.fifo_depth = 2;
+    auto e = emulate_on_host(three_ahead(proto), shallow);
+    const Status status = run_until_timeout(*e, DataType::Float);
+    CHECK_THAT(status.message, Catch::Contains("/ step 2") && Catch::Contains("tile 0") &&
+                                   Catch::Contains("a free FIFO slot towards rank") &&
+                                   Catch::Contains("consumed 0 messages, 1 needed"));
+
+    RuntimeOptions deep = shallow;
+    deep.simple.fifo_depth = deep.ll.fifo_depth = deep.ll128.fifo_depth = 4;
+    auto completes = emulate_on_host(three_ahead(proto), deep);
+    auto call = perf::DeviceCall::create(*completes->device, *completes->comm,
+                                         completes->algorithm, 3 * kChunk, DataType::Float, false);
+    REQUIRE(call.ok());
+    REQUIRE(call.value()->run(*completes->comm, completes->handle, ReduceOp::Sum, -1, nullptr).ok());
+    const Status finished = completes->comm->async_error();
+    INFO(finished.str());
+    CHECK(finished.ok());
+  }
+}
+
+TEST_CASE("failures: bad calls get the GPU path's errors", "[kernel-host][failures]") {
+  auto e = emulate_on_host(perf::ring_allreduce(4, ir::Protocol::Simple));
+  auto call = perf::DeviceCall::create(*e->device, *e->comm, e->algorithm, 400, DataType::Float,
+                                       false);
+  REQUIRE(call.ok());
+  SECTION("an unknown handle") {
+    const Status s = e->comm->run(AlgorithmHandle{42}, call.value()->calls(), 400, DataType::Float,
+                                  ReduceOp::Sum, -1, nullptr);
+    CHECK(s.code == ErrorCode::InvalidUsage);
+  }
+  SECTION("a count the algorithm does not divide") {
+    const Status s = e->comm->run(e->handle, call.value()->calls(), 401, DataType::Float,
+                                  ReduceOp::Sum, -1, nullptr);
+    CHECK(s.code == ErrorCode::NotApplicable);
+    CHECK_THAT(s.message, Catch::Contains("not divisible"));
+  }
+  SECTION("avg on integers") {
+    const Status s = e->comm->run(e->handle, call.value()->calls(), 400, DataType::Int32,
+                                  ReduceOp::Avg, -1, nullptr);
+    CHECK(s.code == ErrorCode::NotApplicable);
+    CHECK_THAT(s.message, Catch::Contains("avg"));
+  }
+  SECTION("the wrong number of buffer pairs") {
+    const Status s = e->comm->run(e->handle, call.value()->calls().subspan(1), 400,
+                                  DataType::Float, ReduceOp::Sum, -1, nullptr);
+    CHECK(s.code == ErrorCode::InvalidArgument);
+  }
+  SECTION("a null buffer") {
+    std::vector<RankBuffers> buffers(call.value()->calls().begin(), call.value()->calls().end());
+    buffers[2].recvbuf = nullptr;
+    const Status s =
+        e->comm->run(e->handle, buffers, 400, DataType::Float, ReduceOp::Sum, -1, nullptr);
+    CHECK(s.code == ErrorCode::InvalidArgument);
+    CHECK_THAT(s.message, Catch::Contains("rank 2"));
+  }
+  SECTION("an algorithm for another rank count") {
+    auto other = e->comm->load(perf::ring_allreduce(8, ir::Protocol::Simple));
+    CHECK(other.status().code == ErrorCode::InvalidArgument);
+  }
+  SECTION("an invalid algorithm lists its findings") {
+    ir::Algorithm bad = perf::ring_allreduce(4, ir::Protocol::Simple);
+    bad.gpus[1].threadblocks[0].send = 1;  // sends to itself
+    auto loaded = e->comm->load(bad);
+    CHECK(loaded.status().code == ErrorCode::InvalidAlgorithm);
+    CHECK_THAT(loaded.status().message, Catch::Contains("gpu 1"));
+  }
+  SECTION("a file the runtime refuses names its line") {
+    auto loaded = e->comm->load(WEFT_TEST_DATA_DIR "/cli/malformed.xml");
+    CHECK(loaded.status().code == ErrorCode::InvalidAlgorithm);
+    CHECK_THAT(loaded.status().message, Catch::Contains("malformed.xml:"));
+  }
+  SECTION("unload, then the handle is gone") {
+    REQUIRE(e->comm->unload(e->handle).ok());
+    CHECK(e->comm->algorithm(e->handle) == nullptr);
+    CHECK(e->comm->unload(e->handle).code == ErrorCode::InvalidUsage);
+  }
+}
+
+TEST_CASE("failures: a grid larger than the host holds at once is refused clearly",
+          "[kernel-host][failures]") {
+  // 64 ranks × 32 channels = 2,048 threadblocks of at least 32 threads: more OS threads than one
+  // host-mode launch may start.
+  const ir::Algorithm algo = perf::ring_allreduce(64, ir::Protocol::LL, 32);
+  auto e = emulate_on_host(algo);
+  auto call = perf::DeviceCall::create(*e->device, *e->comm, algo, 64 * 32, DataType::Float, false);
+  REQUIRE(call.ok());
+  const Status s = call.value()->run(*e->comm, e->handle, ReduceOp::Sum, -1, nullptr);
+  CHECK(s.code == ErrorCode::NotResident);
+  CHECK_THAT(s.message, Catch::Contains("2048 threadblocks resident") &&
+                            Catch::Contains("host threads"));
+}
+
+}  // namespace
+}  // namespace weft::gpu::testing
