@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Host mode under ThreadSanitizer: builds the CPU parts with -fsanitize=thread (build-tsan/, CUDA
+# off) and runs a subset of the kernel-host tests, whose kernel threads synchronise only through
+# primitives.cuh's host twin (std::atomic_ref with the PTX's orders) and the CTA and warp
+# barriers. A data race between kernel threads, or between the host and the kernel, is a report,
+# and any report fails the run.
+#
+#   scripts/tsan.sh [CATCH_TEST_SPEC]   (default: the subset below)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bash "$root/scripts/install-deps.sh"
+build=${WEFT_BUILD_DIR:-$root/build-tsan}
+cmake -S "$root" -B "$build" -G Ninja -DWEFT_ENABLE_CUDA=OFF -DWEFT_TSAN=ON \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_WERROR="${WEFT_WERROR:-ON}"
+cmake --build "$build" -j "${WEFT_JOBS:-$(nproc 2>/dev/null || echo 2)}" --target weft_kernel_host_tests
+# Every protocol's handshakes (Simple counters, LL lines, LL128 lines), dependency flags, the
+# error record and the abort word, split steps, replays: small shapes, so that it stays minutes.
+subset=${1:-"launches:*,failures: a deadlocking*,failures: a dependency*,library: allreduce_ring,library: reducescatter_allpairs,library: broadcast_binomial_tree"}
+export TSAN_OPTIONS="halt_on_error=1 abort_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
+"$build/tests/kernel_host/weft_kernel_host_tests" "$subset" --warn NoTests
+echo "tsan: no report"
