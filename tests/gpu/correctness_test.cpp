@@ -83,20 +83,8 @@ TEST_CASE("steps with more pieces than a slot holds go as several messages", "[g
   options.simple.slot_bytes = 1024;
   options.ll128.slot_bytes = 1024;
   // Two ranks exchange all 72 chunks in one step each (MSCCL's limit is cnt < 72; Weft's is
-  // higher) and add what they receive to their own input.
-  ir::Algorithm wide =
-      perf::base_algorithm("wide", ir::Collective::AllReduce, 2, 72, ir::Protocol::LL);
-  for (int r = 0; r < 2; ++r) {
-    ir::Gpu& gpu = wide.gpus[static_cast<std::size_t>(r)];
-    gpu.input_chunks = gpu.output_chunks = 72;
-    ir::Threadblock tb;
-    tb.send = tb.recv = 1 - r;
-    tb.steps.push_back(perf::make_step(ir::StepType::Send, ir::BufferKind::Input, 0,
-                                       ir::BufferKind::None, -1, 72));
-    tb.steps.push_back(perf::make_step(ir::StepType::RecvReduceCopy, ir::BufferKind::Input, 0,
-                                       ir::BufferKind::Output, 0, 72));
-    gpu.threadblocks.push_back(tb);
-  }
+  // higher).
+  ir::Algorithm wide = perf::wide_exchange(72, ir::Protocol::LL);
   for (ir::Protocol proto : kProtocols) {
     wide.protocol = proto;
     auto w = emulate(wide, options);

@@ -47,26 +47,7 @@ TEST_CASE("a deadlocking algorithm times out with a report instead of hanging",
 }
 
 TEST_CASE("a dependency that never completes is reported as such", "[gpu][robustness]") {
-  // tb 1 waits on tb 0's second step, which waits for a message nobody sends.
-  ir::Algorithm algo =
-      perf::base_algorithm("stuck", ir::Collective::AllReduce, 2, 1, ir::Protocol::Simple);
-  for (int r = 0; r < 2; ++r) {
-    ir::Gpu& gpu = algo.gpus[static_cast<std::size_t>(r)];
-    gpu.input_chunks = gpu.output_chunks = 1;
-    ir::Threadblock a;
-    a.id = 0;
-    a.recv = 1 - r;
-    a.send = 1 - r;
-    a.steps.push_back(perf::make_step(ir::StepType::Recv, ir::BufferKind::None, -1,
-                                      ir::BufferKind::Output, 0, 1, -1, -1, true));
-    a.steps.push_back(
-        perf::make_step(ir::StepType::Send, ir::BufferKind::Input, 0, ir::BufferKind::None, -1));
-    ir::Threadblock b;
-    b.id = 1;
-    b.steps.push_back(perf::make_step(ir::StepType::Copy, ir::BufferKind::Output, 0,
-                                      ir::BufferKind::Output, 0, 1, 0, 0));
-    gpu.threadblocks = {a, b};
-  }
+  const ir::Algorithm algo = perf::stuck_dependency(ir::Protocol::Simple);
   RuntimeOptions options;
   options.timeout_s = 0.5;
   auto e = emulate(algo, options);

@@ -28,11 +28,11 @@ TEST_CASE("corpus: every MSCCL XML file matches the CPU reference", "[kernel-hos
     // same at every size, so the test calls each file at a small one.
     algo.min_bytes = 0;
     algo.max_bytes = 0;
-    auto e = emulate_on_host(algo);
+    auto e = emulate_on_host(algo, line_options());
     for (const bool in_place : {false, true}) {
       if ((in_place && !algo.inplace) || (!in_place && !algo.outofplace)) continue;
       CHECK(run_checked(*e, {kChunk, DataType::Float, ReduceOp::Sum, in_place}) == 0);
-      CHECK(run_checked(*e, {5, DataType::Int32, ReduceOp::Max, in_place}) == 0);
+      CHECK(run_checked(*e, {kLongChunk, DataType::Int32, ReduceOp::Max, in_place}) == 0);
       calls += 2;
     }
     ++files;

@@ -58,26 +58,7 @@ TEST_CASE("failures: a deadlocking algorithm times out with a report", "[kernel-
 }
 
 TEST_CASE("failures: a dependency that never completes is reported", "[kernel-host][failures]") {
-  // tb 1 waits on tb 0's first step, which waits for a message nobody sends.
-  ir::Algorithm algo =
-      perf::base_algorithm("stuck", ir::Collective::AllReduce, 2, 1, ir::Protocol::Simple);
-  for (int r = 0; r < 2; ++r) {
-    ir::Gpu& gpu = algo.gpus[static_cast<std::size_t>(r)];
-    gpu.input_chunks = gpu.output_chunks = 1;
-    ir::Threadblock a;
-    a.id = 0;
-    a.recv = 1 - r;
-    a.send = 1 - r;
-    a.steps.push_back(perf::make_step(ir::StepType::Recv, ir::BufferKind::None, -1,
-                                      ir::BufferKind::Output, 0, 1, -1, -1, true));
-    a.steps.push_back(
-        perf::make_step(ir::StepType::Send, ir::BufferKind::Input, 0, ir::BufferKind::None, -1));
-    ir::Threadblock b;
-    b.id = 1;
-    b.steps.push_back(perf::make_step(ir::StepType::Copy, ir::BufferKind::Output, 0,
-                                      ir::BufferKind::Output, 0, 1, 0, 0));
-    gpu.threadblocks = {a, b};
-  }
+  const ir::Algorithm algo = perf::stuck_dependency(ir::Protocol::Simple);
   auto e = emulate_on_host(algo, short_timeout());
   const Status status = run_until_timeout(*e, DataType::Int32);
   // Whichever wait expired first is reported: the receive or the dependency on it.
@@ -85,38 +66,16 @@ TEST_CASE("failures: a dependency that never completes is reported", "[kernel-ho
              Catch::Contains("message 1 from rank") || Catch::Contains("to finish its step 0"));
 }
 
-// Each rank sends three messages to the other before receiving any: at FIFO depth 2 both block
-// on their third send (the runtime's shallowest FIFO, DESIGN.md §2.4, and what an algorithm that
-// needs depth 1 more than it gets looks like); with depth 4 the same algorithm completes.
-ir::Algorithm three_ahead(ir::Protocol proto) {
-  ir::Algorithm algo =
-      perf::base_algorithm("three_ahead", ir::Collective::AllReduce, 2, 3, proto);
-  algo.inplace = false;
-  for (int r = 0; r < 2; ++r) {
-    ir::Gpu& gpu = algo.gpus[static_cast<std::size_t>(r)];
-    gpu.input_chunks = gpu.output_chunks = 3;
-    ir::Threadblock tb;
-    tb.send = tb.recv = 1 - r;
-    for (int c = 0; c < 3; ++c) {
-      tb.steps.push_back(
-          perf::make_step(ir::StepType::Send, ir::BufferKind::Input, c, ir::BufferKind::None, -1));
-    }
-    for (int c = 0; c < 3; ++c) {
-      tb.steps.push_back(perf::make_step(ir::StepType::Recv, ir::BufferKind::None, -1,
-                                         ir::BufferKind::Output, c));
-    }
-    gpu.threadblocks.push_back(tb);
-  }
-  return algo;
-}
-
+// perf::three_ahead sends three messages each way before receiving any: at FIFO depth 2 (the
+// runtime's shallowest, DESIGN.md §2.4, and what an algorithm that needs one slot more than it
+// gets looks like) both ranks block on their third send; with depth 4 it completes.
 TEST_CASE("failures: a FIFO too shallow for the algorithm times out on the free slot",
           "[kernel-host][failures]") {
   for (const ir::Protocol proto : kProtocols) {
     RuntimeOptions shallow = short_timeout();
     shallow.max_tile_bytes = 0;  // one tile: the third message is the first that cannot go
     shallow.simple.fifo_depth = shallow.ll.fifo_depth = shallow.ll128.fifo_depth = 2;
-    auto e = emulate_on_host(three_ahead(proto), shallow);
+    auto e = emulate_on_host(perf::three_ahead(proto), shallow);
     const Status status = run_until_timeout(*e, DataType::Float);
     CHECK_THAT(status.message, Catch::Contains("/ step 2") && Catch::Contains("tile 0") &&
                                    Catch::Contains("a free FIFO slot towards rank") &&
@@ -124,7 +83,7 @@ TEST_CASE("failures: a FIFO too shallow for the algorithm times out on the free 
 
     RuntimeOptions deep = shallow;
     deep.simple.fifo_depth = deep.ll.fifo_depth = deep.ll128.fifo_depth = 4;
-    auto completes = emulate_on_host(three_ahead(proto), deep);
+    auto completes = emulate_on_host(perf::three_ahead(proto), deep);
     auto call = perf::DeviceCall::create(*completes->device, *completes->comm,
                                          completes->algorithm, 3 * kChunk, DataType::Float, false);
     REQUIRE(call.ok());

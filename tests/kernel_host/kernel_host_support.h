@@ -15,13 +15,25 @@
 namespace weft::gpu::testing {
 
 // Chunks of 37 elements in tiles of at most 32 bytes: every type runs several tiles with a
-// partial last one, and chunks that start off a 16-byte boundary take the kernel's scalar paths.
+// partial last one, and chunks that start off a 16-byte boundary take the kernel's scalar paths
+// (only the first words of an LL128 line carry data at this size: see kLongChunk).
 inline constexpr std::size_t kChunk = 37;
 
 inline RuntimeOptions host_options() {
   RuntimeOptions o;
   o.timeout_s = 60;  // generous: hundreds of threads share two cores
   o.max_tile_bytes = 32;
+  return o;
+}
+
+// Chunks of 301 elements in tiles of at most 256 bytes: a few tiles with a partial last one, and
+// messages of up to 256 bytes, which fill LL128 lines (120 bytes of payload each) with every lane
+// of a line and several lines per warp, and give each thread of an LL step its own line.
+inline constexpr std::size_t kLongChunk = 301;
+
+inline RuntimeOptions line_options() {
+  RuntimeOptions o = host_options();
+  o.max_tile_bytes = 256;
   return o;
 }
 

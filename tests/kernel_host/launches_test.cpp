@@ -164,21 +164,8 @@ TEST_CASE("launches: steps with more pieces than a slot holds go as several mess
   options.simple.slot_bytes = options.ll.slot_bytes = options.ll128.slot_bytes = 1024;
   options.simple.fifo_depth = options.ll.fifo_depth = options.ll128.fifo_depth = 8;
   // Two ranks exchange all 72 chunks in one step each (MSCCL's limit is cnt < 72; Weft's is
-  // higher) and add what they receive to their own input.
-  constexpr int kWide = 72;
-  ir::Algorithm wide =
-      perf::base_algorithm("wide", ir::Collective::AllReduce, 2, kWide, ir::Protocol::LL);
-  for (int r = 0; r < 2; ++r) {
-    ir::Gpu& gpu = wide.gpus[static_cast<std::size_t>(r)];
-    gpu.input_chunks = gpu.output_chunks = kWide;
-    ir::Threadblock tb;
-    tb.send = tb.recv = 1 - r;
-    tb.steps.push_back(perf::make_step(ir::StepType::Send, ir::BufferKind::Input, 0,
-                                       ir::BufferKind::None, -1, kWide));
-    tb.steps.push_back(perf::make_step(ir::StepType::RecvReduceCopy, ir::BufferKind::Input, 0,
-                                       ir::BufferKind::Output, 0, kWide));
-    gpu.threadblocks.push_back(tb);
-  }
+  // higher).
+  ir::Algorithm wide = perf::wide_exchange(72, ir::Protocol::LL);
   int calls = 0;
   for (const ir::Protocol proto : kProtocols) {
     wide.protocol = proto;

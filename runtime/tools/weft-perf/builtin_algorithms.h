@@ -249,4 +249,70 @@ inline ir::Algorithm deadlock_pair(ir::Protocol proto) {
   return a;
 }
 
+// Two ranks whose tb 1 waits on tb 0's first step, which waits for a message nobody sends: the
+// receive or the dependency on it times out, whichever wait expires first.
+inline ir::Algorithm stuck_dependency(ir::Protocol proto) {
+  using ir::BufferKind;
+  using ir::StepType;
+  ir::Algorithm a = base_algorithm("stuck_dependency", ir::Collective::AllReduce, 2, 1, proto);
+  for (int r = 0; r < 2; ++r) {
+    ir::Gpu& gpu = a.gpus[static_cast<std::size_t>(r)];
+    gpu.input_chunks = gpu.output_chunks = 1;
+    ir::Threadblock waiting;
+    waiting.id = 0;
+    waiting.recv = waiting.send = 1 - r;
+    waiting.steps.push_back(
+        make_step(StepType::Recv, BufferKind::None, -1, BufferKind::Output, 0, 1, -1, -1, true));
+    waiting.steps.push_back(make_step(StepType::Send, BufferKind::Input, 0, BufferKind::None, -1));
+    ir::Threadblock dependent;
+    dependent.id = 1;
+    dependent.steps.push_back(
+        make_step(StepType::Copy, BufferKind::Output, 0, BufferKind::Output, 0, 1, 0, 0));
+    gpu.threadblocks = {waiting, dependent};
+  }
+  return a;
+}
+
+// Two ranks that exchange all `chunks` chunks in one step each and add what they receive to
+// their own input: with enough chunks, every step needs several messages per tile.
+inline ir::Algorithm wide_exchange(int chunks, ir::Protocol proto) {
+  using ir::BufferKind;
+  using ir::StepType;
+  ir::Algorithm a = base_algorithm("wide_exchange", ir::Collective::AllReduce, 2, chunks, proto);
+  for (int r = 0; r < 2; ++r) {
+    ir::Gpu& gpu = a.gpus[static_cast<std::size_t>(r)];
+    gpu.input_chunks = gpu.output_chunks = chunks;
+    ir::Threadblock tb;
+    tb.send = tb.recv = 1 - r;
+    tb.steps.push_back(make_step(StepType::Send, BufferKind::Input, 0, BufferKind::None, -1, chunks));
+    tb.steps.push_back(
+        make_step(StepType::RecvReduceCopy, BufferKind::Input, 0, BufferKind::Output, 0, chunks));
+    gpu.threadblocks.push_back(tb);
+  }
+  return a;
+}
+
+// Each of two ranks sends three messages to the other before receiving any: it deadlocks at FIFO
+// depth 2 (both block on their third send) and completes at depth 3 and more.
+inline ir::Algorithm three_ahead(ir::Protocol proto) {
+  using ir::BufferKind;
+  using ir::StepType;
+  ir::Algorithm a = base_algorithm("three_ahead", ir::Collective::AllReduce, 2, 3, proto);
+  a.inplace = false;
+  for (int r = 0; r < 2; ++r) {
+    ir::Gpu& gpu = a.gpus[static_cast<std::size_t>(r)];
+    gpu.input_chunks = gpu.output_chunks = 3;
+    ir::Threadblock tb;
+    tb.send = tb.recv = 1 - r;
+    for (int c = 0; c < 3; ++c) {
+      tb.steps.push_back(make_step(StepType::Send, BufferKind::Input, c, BufferKind::None, -1));
+    }
+    for (int c = 0; c < 3; ++c) {
+      tb.steps.push_back(make_step(StepType::Recv, BufferKind::None, -1, BufferKind::Output, c));
+    }
+    gpu.threadblocks.push_back(tb);
+  }
+  return a;
+}
+
 }  // namespace weft::perf
