@@ -26,14 +26,15 @@ inline RuntimeOptions host_options() {
   return o;
 }
 
-// Chunks of 301 elements in tiles of at most 256 bytes: a few tiles with a partial last one, and
-// messages of up to 256 bytes, which fill LL128 lines (120 bytes of payload each) with every lane
-// of a line and several lines per warp, and give each thread of an LL step its own line.
-inline constexpr std::size_t kLongChunk = 301;
+// Chunks of 601 elements in tiles of at most 1 KB: a few tiles with a partial last one (one
+// tile for 1-byte types), and messages of up to 1 KB, which fill LL128 lines (120 bytes of
+// payload each) lane by lane, take a warp several rounds of 4 lines, and give each thread of an
+// LL step several lines.
+inline constexpr std::size_t kLongChunk = 601;
 
 inline RuntimeOptions line_options() {
   RuntimeOptions o = host_options();
-  o.max_tile_bytes = 256;
+  o.max_tile_bytes = 1024;
   return o;
 }
 
