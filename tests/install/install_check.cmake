@@ -45,4 +45,13 @@ execute_process(COMMAND "${PREFIX}/bin/weftc" list RESULT_VARIABLE status OUTPUT
 if(NOT status EQUAL 0 OR NOT out MATCHES "ring")
   message(FATAL_ERROR "installed weftc list failed (${status}):\n${out}")
 endif()
+# The installed weft-perf runs too, in host mode (no GPU needed): the interpreter on CPU threads,
+# checked against the CPU reference.
+require_runpath("${PREFIX}/bin/weft-perf" "$ORIGIN/../${LIBDIR}")
+execute_process(COMMAND "${PREFIX}/bin/weft-perf" --device host --builtin ring --ranks 2
+                        -b 1K -e 1K -n 1 -w 0
+                RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(NOT status EQUAL 0 OR NOT out MATCHES "Out of bounds values : 0 OK")
+  message(FATAL_ERROR "installed weft-perf --device host failed (${status}):\n${out}")
+endif()
 message(STATUS "installed into ${PREFIX}; RUNPATHs and bundled libraries are in place")
