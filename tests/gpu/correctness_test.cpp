@@ -79,9 +79,11 @@ TEST_CASE("steps with more pieces than a slot holds go as several messages", "[g
   // 1 KB slots: a cnt-72 step needs 72 pieces of at least 16 bytes, more than any protocol's
   // payload holds (Simple 1024, LL 512, LL128 960 bytes), so each step is split.
   RuntimeOptions options = small_tiles();
+  options.max_tile_bytes = 16;  // LL128: one line per piece, 8 pieces per message
   options.ll.slot_bytes = 1024;
   options.simple.slot_bytes = 1024;
   options.ll128.slot_bytes = 1024;
+  options.simple.fifo_depth = options.ll.fifo_depth = options.ll128.fifo_depth = 32;
   // Two ranks exchange all 72 chunks in one step each (MSCCL's limit is cnt < 72; Weft's is
   // higher).
   ir::Algorithm wide = perf::wide_exchange(72, ir::Protocol::LL);

@@ -41,13 +41,16 @@ TEST_CASE("tiles fill the slot with max_count aligned pieces", "[plan]") {
       for (ir::Protocol proto : {ir::Protocol::Simple, ir::Protocol::LL, ir::Protocol::LL128}) {
         const std::size_t tile = tile_elements(proto, simple, count, element, 0, 0);
         REQUIRE(tile > 0);
-        const std::size_t stride = piece_stride_bytes(tile, element);
-        CHECK(stride % 16 == 0);
+        const std::size_t stride = piece_stride_bytes(proto, tile, element);
+        // LL128 pieces start on a line (120 payload bytes), the others on 16 bytes.
+        const std::size_t alignment = proto == ir::Protocol::LL128 ? 120 : 16;
+        CHECK(stride % 8 == 0);  // no 8-byte word straddles two pieces
+        CHECK(stride % alignment == 0);
         CHECK(stride >= tile * element);
         const std::size_t per_message = pieces_per_message(proto, simple, stride);
         CHECK(per_message >= 1);
         CHECK(per_message * stride <= slot_payload_bytes(proto, simple.slot_bytes));
-        if (count * 16 <= static_cast<int>(slot_payload_bytes(proto, simple.slot_bytes))) {
+        if (count * alignment <= slot_payload_bytes(proto, simple.slot_bytes)) {
           CHECK(per_message >= static_cast<std::size_t>(count));  // one message per step
         }
       }

@@ -45,6 +45,10 @@ TEST_CASE("counters sit on their own lines and FIFOs do not overlap", "[layout]"
   std::set<std::size_t> counters;
   for (const auto& r : layout.receives) counters.insert(r.tail_offset);
   for (const auto& s : layout.sends) counters.insert(s.head_offset);
+  // The arrival table opens the region, before every counter.
+  CHECK(layout.arrival_offset == 0);
+  CHECK(layout.nranks == 8);
+  for (std::size_t offset : counters) CHECK(offset >= layout.nranks * sizeof(std::uint64_t));
   CHECK(counters.size() == 14);
   for (std::size_t offset : counters) CHECK(offset % kCounterStride == 0);
   std::size_t previous_end = *counters.rbegin() + sizeof(std::uint64_t);
@@ -76,14 +80,20 @@ TEST_CASE("the private block holds the program at its offsets and zero flags", "
   const ir::Algorithm pairs = allpairs_chain_allreduce(4, ir::Protocol::Simple, true);
   auto program = flatten_rank(pairs, 2);
   REQUIRE(program.ok());
-  const PrivateLayout layout = layout_private(program.value());
-  CHECK(layout.steps_offset == 0);
-  CHECK(layout.dependencies_offset >= program.value().steps.size() * sizeof(DeviceStep));
+  const PrivateLayout layout = layout_private(program.value(), 4);
+  CHECK(layout.regions_offset == 0);
+  CHECK(layout.steps_offset >= 4 * sizeof(char*));
+  CHECK(layout.dependencies_offset >=
+        layout.steps_offset + program.value().steps.size() * sizeof(DeviceStep));
   CHECK(layout.flags_offset % 256 == 0);
   CHECK(layout.states_offset >=
         layout.flags_offset + program.value().threadblocks.size() * device::kFlagStrideWords * 8);
-  const auto bytes = pack_private(program.value(), layout);
+  const std::vector<std::uintptr_t> regions{0x1000, 0x2000, 0x3000, 0x4000};
+  const auto bytes = pack_private(program.value(), layout, regions);
   REQUIRE(bytes.size() == layout.total_bytes);
+  std::uintptr_t third = 0;
+  std::memcpy(&third, bytes.data() + layout.regions_offset + 2 * sizeof(char*), sizeof third);
+  CHECK(third == 0x3000);
   DeviceStep first;
   std::memcpy(&first, bytes.data() + layout.steps_offset, sizeof first);
   CHECK(first.type == program.value().steps[0].type);
@@ -144,8 +154,11 @@ TEST_CASE(
     const SendEntry* sender = layouts[static_cast<std::size_t>(prev)].find_send(d.channel, d.rank);
     CHECK(reinterpret_cast<std::uintptr_t>(d.recv_head) ==
           region_address(prev) + sender->head_offset);
-    const PrivateLayout priv = layout_private(programs[static_cast<std::size_t>(d.rank)]);
+    const PrivateLayout priv = layout_private(programs[static_cast<std::size_t>(d.rank)], n);
     CHECK(reinterpret_cast<std::uintptr_t>(d.flags) == private_address(d.rank) + priv.flags_offset);
+    CHECK(d.nranks == n);
+    CHECK(reinterpret_cast<std::uintptr_t>(d.peer_regions) ==
+          private_address(d.rank) + priv.regions_offset);
     CHECK(reinterpret_cast<std::uintptr_t>(d.state) ==
           private_address(d.rank) + priv.states_offset +
               static_cast<std::size_t>(d.threadblock) * sizeof(device::ThreadblockState));

@@ -6,6 +6,7 @@
 #include <map>
 #include <tuple>
 
+#include "kernel/device_abi.h"
 #include "kernel/message_layout.h"
 #include "weft/runtime/gpu/call_plan.h"
 #include "weft/runtime/gpu/device_program.h"
@@ -27,16 +28,15 @@ TEST_CASE("every element of a message sits in exactly one payload word", "[messa
       {ir::Protocol::LL, 1024, 1, 4, 0, 37},     {ir::Protocol::LL, 1024, 3, 1, 0, 1000},
       {ir::Protocol::LL, 4096, 7, 2, 24, 77},    {ir::Protocol::LL128, 1024, 2, 8, 0, 501},
       {ir::Protocol::LL128, 2048, 5, 4, 40, 33}, {ir::Protocol::LL128, 1024, 72, 4, 0, 19},
-      {ir::Protocol::Simple, 1024, 72, 1, 0, 3},
+      {ir::Protocol::LL128, 4096, 3, 1, 0, 999}, {ir::Protocol::Simple, 1024, 72, 1, 0, 3},
   };
   for (const Geometry& g : cases) {
     const ProtocolOptions options{g.slot_bytes, 4};
     const std::size_t tile = tile_elements(g.proto, options, g.max_count, g.element_bytes,
                                            g.max_tile_bytes, g.chunk_elements);
     REQUIRE(tile > 0);
-    const std::size_t stride = piece_stride_bytes(tile, g.element_bytes);
+    const std::size_t stride = piece_stride_bytes(g.proto, tile, g.element_bytes);
     const std::size_t per_message = pieces_per_message(g.proto, options, stride);
-    const std::size_t payload = slot_payload_bytes(g.proto, g.slot_bytes);
     const auto element = static_cast<std::uint32_t>(g.element_bytes);
     // The last tile may be shorter; check a full one and the ragged one.
     const std::size_t tiles = (g.chunk_elements + tile - 1) / tile;
@@ -44,17 +44,29 @@ TEST_CASE("every element of a message sits in exactly one payload word", "[messa
       for (std::uint32_t n = 1; n <= std::min<std::size_t>(per_message, g.max_count); ++n) {
         INFO("proto " << ir::to_string(g.proto) << " T " << tile << " len " << len << " n " << n
                       << " element " << g.element_bytes);
-        const std::uint64_t words = message_words(n, stride, len, element);
-        CHECK(words * 8 <= payload);
-        if (g.proto == ir::Protocol::LL) CHECK(words * 16 <= g.slot_bytes);  // 16-byte lines
+        // The lines a message uses fit its slot.
+        if (g.proto == ir::Protocol::LL) CHECK(ll_lines(n, stride, len, element) * 16 <= g.slot_bytes);
         if (g.proto == ir::Protocol::LL128) {
           CHECK(ll128_lines(n, stride, len, element) * 128 <= g.slot_bytes);
         }
+        // Piece by piece (as the kernel walks them), every element lands in one word exactly, and
+        // pieces do not overlap in the payload.
         std::map<std::pair<std::uint32_t, std::uint64_t>, int> seen;
-        for (std::uint64_t w = 0; w < words; ++w) {
-          const WordContents c = word_contents(w, n, stride, len, element);
-          CHECK(c.count * g.element_bytes <= 8);
-          for (std::uint32_t q = 0; q < c.count; ++q) ++seen[{c.piece, c.element + q}];
+        std::map<std::uint64_t, std::uint32_t> owner;  // payload word → piece
+        const std::uint64_t words = piece_words(len, element);
+        for (std::uint32_t q = 0; q < n; ++q) {
+          for (std::uint64_t w = 0; w < words; ++w) {
+            const WordContents c = word_contents(w, len, element);
+            CHECK(c.count * g.element_bytes <= 8);
+            for (std::uint32_t k = 0; k < c.count; ++k) ++seen[{q, c.element + k}];
+            const std::uint64_t at = q * stride / 8 + w;
+            CHECK(owner.emplace(at, q).second);
+          }
+          if (g.proto == ir::Protocol::LL128) {
+            // Every line belongs to one piece: piece q's words start on a line.
+            CHECK((q * stride / 8) % kLL128DataWords == 0);
+            CHECK(ll128_piece_lines(len, element) * kLL128DataWords >= words);
+          }
         }
         CHECK(seen.size() == n * len);
         for (const auto& [where, times] : seen) {
@@ -67,7 +79,7 @@ TEST_CASE("every element of a message sits in exactly one payload word", "[messa
   }
 }
 
-TEST_CASE("LL128 lanes cover the payload words in order, skipping the flag", "[message]") {
+TEST_CASE("LL128 lanes cover a line's payload words in order, skipping the flag", "[message]") {
   std::uint64_t expected = 0;
   for (std::uint64_t line = 0; line < 3; ++line) {
     for (std::uint32_t part = 0; part < 8; ++part) {
@@ -77,6 +89,20 @@ TEST_CASE("LL128 lanes cover the payload words in order, skipping the flag", "[m
       }
     }
   }
+}
+
+TEST_CASE("LL flags never repeat on a slot within 2^32 - 1 messages and are never 0",
+          "[message]") {
+  // Around the 32-bit wrap: 0 is skipped (a line nobody wrote is zero), and consecutive
+  // messages of one slot (depth apart) never share a flag.
+  const std::uint64_t wrap = std::uint64_t{1} << 32;
+  for (std::uint64_t k = wrap - 70; k < wrap + 70; ++k) {
+    CHECK(ll_flag(k) != 0u);
+    for (const std::uint64_t depth : {2u, 4u, 8u, 64u}) CHECK(ll_flag(k) != ll_flag(k + depth));
+  }
+  CHECK(ll_flag(0) == 1u);
+  CHECK(ll_flag(wrap - 2) == 0xffffffffu);
+  CHECK(ll_flag(wrap - 1) == 1u);  // 2^32 − 1 messages later the flags start again at 1
 }
 
 TEST_CASE("dependency flags grow with launch, tile and step", "[message]") {

@@ -4,8 +4,8 @@
 #include <memory>
 #include <optional>
 
-#include "kernel/device_abi.h"
 #include "kernel_host_support.h"
+#include "recording.h"
 
 namespace weft::gpu::testing {
 namespace {
@@ -28,92 +28,6 @@ TEST_CASE("launches: three back-to-back calls, then calls of other sizes, no res
   }
   report_calls("back-to-back", calls);
 }
-
-// A DeviceRuntime that passes everything to the host's and keeps the last interpreter launch, so
-// that the test can launch exactly those arguments again, as a CUDA graph replays its kernel
-// nodes.
-class RecordingRuntime final : public DeviceRuntime {
- public:
-  explicit RecordingRuntime(std::shared_ptr<DeviceRuntime> inner) : inner_(std::move(inner)) {}
-
-  struct Launch {
-    DataType dtype;
-    ReduceOp op;
-    ir::Protocol protocol;
-    device::LaunchArgs args;
-    int ctas;
-    int threads;
-  };
-  const std::optional<Launch>& last() const { return last_; }
-  Status replay() {
-    REQUIRE(last_.has_value());
-    return inner_->launch_interpreter(last_->dtype, last_->op, last_->protocol, last_->args,
-                                      last_->ctas, last_->threads, nullptr);
-  }
-
-  DeviceKind kind() const override { return inner_->kind(); }
-  int device() const override { return inner_->device(); }
-  std::string describe() const override { return inner_->describe(); }
-  Result<DeviceMemory> allocate(std::size_t bytes, std::string_view what) override {
-    return inner_->allocate(bytes, what);
-  }
-  Result<MappedMemory> allocate_mapped(std::size_t bytes, std::string_view what) override {
-    return inner_->allocate_mapped(bytes, what);
-  }
-  Status upload(void* destination, std::span<const std::byte> data) override {
-    return inner_->upload(destination, data);
-  }
-  Status synchronize() override { return inner_->synchronize(); }
-  Result<bool> capturing(StreamHandle stream) override { return inner_->capturing(stream); }
-  int max_threads(int configured) const override { return inner_->max_threads(configured); }
-  int min_threads() const override { return inner_->min_threads(); }
-  bool has_interpreter(DataType dtype, ReduceOp op, ir::Protocol protocol) const override {
-    return inner_->has_interpreter(dtype, op, protocol);
-  }
-  Result<Residency> resident_ctas(DataType dtype, ReduceOp op, ir::Protocol protocol,
-                                  int threads) override {
-    return inner_->resident_ctas(dtype, op, protocol, threads);
-  }
-  Status launch_interpreter(DataType dtype, ReduceOp op, ir::Protocol protocol,
-                            const device::LaunchArgs& args, int ctas, int threads,
-                            StreamHandle stream) override {
-    last_ = Launch{dtype, op, protocol, args, ctas, threads};
-    return inner_->launch_interpreter(dtype, op, protocol, args, ctas, threads, stream);
-  }
-  Status launch_scale(DataType dtype, const device::ScaleArgs& args,
-                      StreamHandle stream) override {
-    return inner_->launch_scale(dtype, args, stream);
-  }
-
- private:
-  std::shared_ptr<DeviceRuntime> inner_;
-  std::optional<Launch> last_;
-};
-
-// The host transport with its runtime seen through a RecordingRuntime.
-class RecordingTransport final : public Transport {
- public:
-  explicit RecordingTransport(std::shared_ptr<Transport> inner)
-      : inner_(std::move(inner)),
-        runtime_(std::make_shared<RecordingRuntime>(inner_->device_runtime())) {}
-  RecordingRuntime& recorder() const { return *runtime_; }
-
-  std::string_view name() const override { return inner_->name(); }
-  int nranks() const override { return inner_->nranks(); }
-  std::span<const int> local_ranks() const override { return inner_->local_ranks(); }
-  int device() const override { return inner_->device(); }
-  DeviceKind device_kind() const override { return inner_->device_kind(); }
-  std::shared_ptr<DeviceRuntime> device_runtime() const override { return runtime_; }
-  Result<std::unique_ptr<SharedWindow>> open_window(std::span<const std::size_t> bytes,
-                                                    std::uint64_t fingerprint) override {
-    return inner_->open_window(bytes, fingerprint);
-  }
-  Status barrier() override { return inner_->barrier(); }
-
- private:
-  std::shared_ptr<Transport> inner_;
-  std::shared_ptr<RecordingRuntime> runtime_;
-};
 
 TEST_CASE("launches: the same launch arguments replayed, as a graph replays them",
           "[kernel-host][launches]") {
@@ -156,13 +70,13 @@ TEST_CASE("launches: the same launch arguments replayed, as a graph replays them
 
 TEST_CASE("launches: steps with more pieces than a slot holds go as several messages",
           "[kernel-host][launches]") {
-  // The smallest slots (1 KB) and pieces of 16 bytes: a cnt-72 step needs 72 pieces, more than
-  // any protocol's payload holds (Simple 1024, LL 512, LL128 960 bytes), so every step goes as
-  // several messages per tile. The FIFO is deep enough for two such steps.
+  // The smallest slots (1 KB) and tiles of 16 bytes: a cnt-72 step needs 72 pieces, more than
+  // any protocol's payload holds (Simple 1024, LL 512, LL128 960 bytes: 8 pieces of a line), so
+  // every step goes as several messages per tile. The FIFO is deep enough for two such steps.
   RuntimeOptions options = host_options();
   options.max_tile_bytes = 16;
   options.simple.slot_bytes = options.ll.slot_bytes = options.ll128.slot_bytes = 1024;
-  options.simple.fifo_depth = options.ll.fifo_depth = options.ll128.fifo_depth = 8;
+  options.simple.fifo_depth = options.ll.fifo_depth = options.ll128.fifo_depth = 32;
   // Two ranks exchange all 72 chunks in one step each (MSCCL's limit is cnt < 72; Weft's is
   // higher).
   ir::Algorithm wide = perf::wide_exchange(72, ir::Protocol::LL);

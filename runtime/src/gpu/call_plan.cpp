@@ -23,11 +23,19 @@ std::size_t slot_payload_bytes(ir::Protocol proto, std::size_t slot_bytes) {
 
 namespace {
 constexpr std::size_t kPieceAlignment = 16;
-}
+// LL128 pieces start on a line: 120 payload bytes, itself a multiple of every element size.
+constexpr std::size_t kLL128PieceAlignment = 120;
 
-std::size_t piece_stride_bytes(std::size_t tile_elements, std::size_t element_bytes) {
+std::size_t piece_alignment(ir::Protocol proto) {
+  return proto == ir::Protocol::LL128 ? kLL128PieceAlignment : kPieceAlignment;
+}
+}  // namespace
+
+std::size_t piece_stride_bytes(ir::Protocol proto, std::size_t tile_elements,
+                               std::size_t element_bytes) {
+  const std::size_t alignment = piece_alignment(proto);
   const std::size_t bytes = tile_elements * element_bytes;
-  return (bytes + kPieceAlignment - 1) / kPieceAlignment * kPieceAlignment;
+  return (bytes + alignment - 1) / alignment * alignment;
 }
 
 std::size_t tile_elements(ir::Protocol proto, const ProtocolOptions& options, int max_count,
@@ -35,10 +43,11 @@ std::size_t tile_elements(ir::Protocol proto, const ProtocolOptions& options, in
                           std::size_t chunk_elements) {
   if (max_count <= 0 || element_bytes == 0 || element_bytes > kPieceAlignment) return 0;
   const std::size_t payload = slot_payload_bytes(proto, options.slot_bytes);
-  if (payload < kPieceAlignment) return 0;
+  const std::size_t alignment = piece_alignment(proto);
+  if (payload < alignment) return 0;
   std::size_t per_piece = payload / static_cast<std::size_t>(max_count);
-  per_piece -= per_piece % kPieceAlignment;  // each piece starts 16-byte aligned
-  per_piece = std::max(per_piece, kPieceAlignment);
+  per_piece -= per_piece % alignment;  // each piece starts aligned (LL128: on a line)
+  per_piece = std::max(per_piece, alignment);
   std::size_t tile = per_piece / element_bytes;
   if (max_tile_bytes != 0) {
     tile = std::min(tile, std::max<std::size_t>(1, max_tile_bytes / element_bytes));
@@ -76,7 +85,8 @@ Result<CallPlan> plan_call(const ir::Algorithm& algo, const CallShape& call,
                                                           : "LL128"));
   }
   plan.tiles = (plan.chunk_elements + plan.tile_elements - 1) / plan.tile_elements;
-  plan.piece_stride_bytes = piece_stride_bytes(plan.tile_elements, plan.element_bytes);
+  plan.piece_stride_bytes =
+      piece_stride_bytes(algo.protocol, plan.tile_elements, plan.element_bytes);
   plan.pieces_per_message =
       pieces_per_message(algo.protocol, options.protocol(algo.protocol), plan.piece_stride_bytes);
   if (plan.pieces_per_message == 0) {

@@ -68,6 +68,10 @@ struct LoadedAlgorithm {
   int max_count = 0;
   int max_message_count = 0;  // largest cnt of a step that sends or receives
   int max_steps = 0;
+  // Some peer may be another device: the kernel orders its handshakes at system scope.
+  bool system_scope = true;
+  // Why calls cannot run this algorithm at all (LL128 over a link that may tear its lines).
+  std::string refusal;
   GrowingBuffers scratch;
   GrowingBuffers premultiplied;
 
@@ -109,7 +113,16 @@ class CommunicatorImpl final : public Communicator {
     auto report = runtime_->allocate_mapped(sizeof(device::ErrorReport), "the error report");
     if (!report.ok()) return report.status();
     report_ = std::move(report.value());
+    auto abort = runtime_->abort_word();
+    if (!abort.ok()) return abort.status();
+    abort_ = abort.value();
+    // Failures before this communicator existed do not concern it; later ones stop it too.
+    abort_epoch_ = process_abort_count();
     return {};
+  }
+
+  std::uint32_t process_abort_count() const {
+    return std::atomic_ref<const std::uint32_t>(*abort_.host).load(std::memory_order_acquire);
   }
 
   int nranks() const override { return transport_->nranks(); }
@@ -158,6 +171,7 @@ class CommunicatorImpl final : public Communicator {
     // split steps); say so here so that a caller choosing among algorithms (the NCCL shim)
     // falls back instead of selecting one that run() then rejects.
     const LoadedAlgorithm& loaded = *algorithms_.at(handle.id);
+    if (!loaded.refusal.empty()) return {false, loaded.refusal};
     auto plan = plan_call(*algo, call, options_, loaded.max_count, loaded.max_steps);
     if (!plan.ok()) return {false, plan.status().message};
     if (auto s = check_fifo_depth(algo->protocol, options_.protocol(algo->protocol), plan.value(),
@@ -215,10 +229,16 @@ class CommunicatorImpl final : public Communicator {
       failure.message += " (an earlier call failed; this communicator refuses further calls)";
       return failure;
     }
+    if (process_abort_count() != abort_epoch_) {
+      return Status::error(ErrorCode::InvalidUsage,
+                           "another communicator of this process failed, which aborts every "
+                           "communicator created before it; create a new communicator");
+    }
     auto it = algorithms_.find(handle.id);
     if (it == algorithms_.end()) return unknown(handle);
     LoadedAlgorithm& loaded = *it->second;
     const ir::Algorithm& algo = loaded.algorithm;
+    if (!loaded.refusal.empty()) return Status::error(ErrorCode::NotApplicable, loaded.refusal);
     if (calls.size() != local_ranks_.size()) {
       return Status::error(ErrorCode::InvalidArgument,
                            fmt::format("run: {} buffer pairs for {} local ranks", calls.size(),
@@ -272,6 +292,11 @@ class CommunicatorImpl final : public Communicator {
     args.ctas = static_cast<const device::CtaDescriptor*>(loaded.ctas.get());
     args.control = static_cast<device::Control*>(control_.get());
     args.report = static_cast<device::ErrorReport*>(report_.device);
+    args.abort = abort_.device;
+    args.abort_epoch = abort_epoch_;
+    args.system_scope = loaded.system_scope ? 1u : 0u;
+    args.arrival_timeout_ns = static_cast<std::uint64_t>(options_.arrival_timeout_s * 1e9);
+    args.element_bytes = static_cast<std::uint32_t>(element);
     args.chunk_elements = plan.value().chunk_elements;
     args.tile_elements = plan.value().tile_elements;
     args.tiles = plan.value().tiles;
@@ -358,6 +383,7 @@ class CommunicatorImpl final : public Communicator {
     for (int rank = 0; rank < nranks(); ++rank) {
       loaded->layouts.push_back(layout_region(algo, rank, protocol));
     }
+    judge_links(algo, *loaded);
     std::vector<std::size_t> region_bytes;
     for (int rank : local_ranks_) {
       region_bytes.push_back(loaded->layouts[static_cast<std::size_t>(rank)].total_bytes);
@@ -376,21 +402,23 @@ class CommunicatorImpl final : public Communicator {
     for (std::size_t k = 0; k < local_ranks_.size(); ++k) {
       const int rank = local_ranks_[k];
       const RankProgram& program = loaded->programs[k];
-      const PrivateLayout layout = layout_private(program);
-      auto block =
-          runtime_->allocate(layout.total_bytes, fmt::format("the program of rank {}", rank));
-      if (!block.ok()) return block.status();
-      if (auto s = runtime_->upload(block.value().get(), pack_private(program, layout)); !s.ok()) {
-        return s;
-      }
+      const PrivateLayout layout = layout_private(program, nranks());
       LocalRankMemory memory;
       memory.rank = rank;
       memory.program = &program;
-      memory.private_base = reinterpret_cast<std::uintptr_t>(block.value().get());
       for (int peer = 0; peer < nranks(); ++peer) {
         memory.regions.push_back(
             reinterpret_cast<std::uintptr_t>(loaded->window->peer(rank, peer)));
       }
+      auto block =
+          runtime_->allocate(layout.total_bytes, fmt::format("the program of rank {}", rank));
+      if (!block.ok()) return block.status();
+      if (auto s = runtime_->upload(block.value().get(),
+                                    pack_private(program, layout, memory.regions));
+          !s.ok()) {
+        return s;
+      }
+      memory.private_base = reinterpret_cast<std::uintptr_t>(block.value().get());
       loaded->privates.push_back(std::move(block.value()));
       memories.push_back(std::move(memory));
     }
@@ -411,6 +439,37 @@ class CommunicatorImpl final : public Communicator {
     const AlgorithmHandle handle{next_id_++};
     algorithms_.emplace(handle.id, std::move(loaded));
     return handle;
+  }
+
+  // The links between the local ranks and their peers decide the kernel's memory scope and
+  // whether LL128 may run at all: only where a 128-byte store arrives whole (NVLink, one device
+  // that passed the runtime's probe, host mode). Elsewhere the algorithm loads but every call is
+  // not applicable, with the pair and the link named, so that callers (the NCCL shim) fall back.
+  void judge_links(const ir::Algorithm& algo, LoadedAlgorithm& loaded) {
+    bool system = false;
+    for (const int rank : local_ranks_) {
+      for (const ir::Threadblock& tb : algo.gpus[static_cast<std::size_t>(rank)].threadblocks) {
+        for (const int peer : {tb.send, tb.recv}) {
+          if (peer < 0 || peer == rank) continue;
+          const PeerLink link = transport_->peer_link(rank, peer);
+          system = system || (link.kind != LinkKind::SameDevice && link.kind != LinkKind::Host);
+          if (algo.protocol != ir::Protocol::LL128 || !loaded.refusal.empty()) continue;
+          std::string why;
+          if (link.kind == LinkKind::SameDevice) {
+            if (auto s = runtime_->ll128_on_one_device(); !s.ok()) why = s.message;
+          } else if (link.kind != LinkKind::NVLink && link.kind != LinkKind::Host) {
+            why = fmt::format("they are joined by {} ({})", to_string(link.kind), link.detail);
+          }
+          if (!why.empty()) {
+            loaded.refusal = fmt::format(
+                "algorithm '{}' uses LL128, which is correct only where a 128-byte store arrives "
+                "whole (NVLink, or one GPU that passed the torn-line probe); ranks {} and {}: {}",
+                algo.name, rank, peer, why);
+          }
+        }
+      }
+    }
+    loaded.system_scope = system;
   }
 
   // Every CTA of the launch waits on others, so all must be resident at once. Starts from the
@@ -478,6 +537,8 @@ class CommunicatorImpl final : public Communicator {
   std::vector<int> local_ranks_;
   DeviceMemory control_;
   MappedMemory report_;
+  DeviceRuntime::AbortWord abort_;
+  std::uint32_t abort_epoch_ = 0;
   std::map<int, std::unique_ptr<LoadedAlgorithm>> algorithms_;
   // Residency verdicts by (type, operator, protocol, CTAs).
   std::map<std::tuple<DataType, ReduceOp, ir::Protocol, int>, int> threads_;

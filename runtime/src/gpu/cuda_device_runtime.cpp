@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -11,6 +13,7 @@
 #include "device_memory.h"
 #include "kernel/cuda_kernels.h"
 #include "kernel/device_abi.h"
+#include "kernel/ll128_probe.h"
 #include "weft/runtime/gpu/options.h"
 
 namespace weft::gpu {
@@ -101,10 +104,28 @@ class CudaRuntime final : public DeviceRuntime {
     if (!scope.status().ok()) return scope.status();
     device::LaunchArgs copy = args;
     void* parameters[] = {&copy};
-    WEFT_CUDA_TRY(cudaLaunchKernel(cuda_interpreter_kernel(dtype, op, protocol),
-                                   dim3(static_cast<unsigned>(ctas)),
-                                   dim3(static_cast<unsigned>(threads)), parameters, 0,
-                                   reinterpret_cast<cudaStream_t>(stream)));
+    // Cooperative: the CTAs wait on each other, and only a cooperative launch guarantees they
+    // are all resident at once (another kernel on the GPU could otherwise leave some waiting);
+    // the driver refuses a grid it cannot hold instead. It can be captured in a graph.
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(static_cast<unsigned>(ctas));
+    config.blockDim = dim3(static_cast<unsigned>(threads));
+    config.stream = reinterpret_cast<cudaStream_t>(stream);
+    cudaLaunchAttribute cooperative{};
+    cooperative.id = cudaLaunchAttributeCooperative;
+    cooperative.val.cooperative = 1;
+    config.attrs = &cooperative;
+    config.numAttrs = 1;
+    const cudaError_t e =
+        cudaLaunchKernelExC(&config, cuda_interpreter_kernel(dtype, op, protocol), parameters);
+    if (e == cudaErrorCooperativeLaunchTooLarge) {
+      cudaGetLastError();
+      return Status::error(ErrorCode::NotResident,
+                           fmt::format("device {} cannot hold the launch's {} threadblocks of {} "
+                                       "threads at once (cooperative launch refused)",
+                                       device_, ctas, threads));
+    }
+    if (e != cudaSuccess) return cuda_error(e, "cudaLaunchKernelExC (cooperative)");
     return {};
   }
 
@@ -129,9 +150,53 @@ class CudaRuntime final : public DeviceRuntime {
     return {};
   }
 
+  Result<AbortWord> abort_word() override {
+    // One pinned, mapped word for the whole process (CUDA's own context is per process too), so
+    // that a failure on one device stops the waits of every communicator on every device.
+    static std::once_flag once;
+    static std::uint32_t* word = nullptr;
+    static cudaError_t error = cudaSuccess;
+    std::call_once(once, [] {
+      void* p = nullptr;
+      error = cudaHostAlloc(&p, 64, cudaHostAllocMapped | cudaHostAllocPortable);
+      if (error == cudaSuccess) {
+        std::memset(p, 0, 64);
+        word = static_cast<std::uint32_t*>(p);
+      }
+    });
+    if (error != cudaSuccess) return cuda_error(error, "cudaHostAlloc (the process's abort word)");
+    DeviceScope scope(device_);
+    if (!scope.status().ok()) return scope.status();
+    void* on_device = nullptr;
+    WEFT_CUDA_TRY(cudaHostGetDevicePointer(&on_device, word, 0));
+    return AbortWord{static_cast<std::uint32_t*>(on_device), word};
+  }
+
+  Status ll128_on_one_device() override {
+    const std::lock_guard lock(probe_mutex_);
+    if (!probe_) {
+      auto result = probe_ll128(device_, Ll128ProbeOptions{});
+      if (!result.ok()) {
+        probe_ = Status::error(result.status().code,
+                               "the torn-line probe could not run: " + result.status().message);
+      } else if (result.value().torn != 0) {
+        probe_ = Status::error(
+            ErrorCode::NotApplicable,
+            fmt::format("they share device {}, on which the torn-line probe saw {} of {} lines "
+                        "torn between SMs",
+                        device_, result.value().torn, result.value().lines_read));
+      } else {
+        probe_ = Status{};
+      }
+    }
+    return *probe_;
+  }
+
  private:
   int device_;
   int sm_count_ = 0;
+  std::mutex probe_mutex_;
+  std::optional<Status> probe_;  // the probe's verdict, once it ran
 };
 
 }  // namespace

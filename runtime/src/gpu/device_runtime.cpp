@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "weft/runtime/gpu/transport.h"
+
 namespace weft::gpu {
 
 std::string_view to_string(DeviceKind kind) {
@@ -10,6 +12,17 @@ std::string_view to_string(DeviceKind kind) {
     case DeviceKind::Host: return "host";
   }
   return "unknown";
+}
+
+std::string_view to_string(LinkKind kind) {
+  switch (kind) {
+    case LinkKind::SameDevice: return "the same device";
+    case LinkKind::NVLink: return "NVLink";
+    case LinkKind::PCIe: return "PCIe";
+    case LinkKind::Host: return "host memory";
+    case LinkKind::Unknown: return "an unknown link";
+  }
+  return "an unknown link";
 }
 
 DeviceMemory& DeviceMemory::operator=(DeviceMemory&& other) noexcept {

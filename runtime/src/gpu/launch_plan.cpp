@@ -43,9 +43,11 @@ bool receives_any(const RankProgram& program, const DeviceThreadblock& tb) {
 
 }  // namespace
 
-PrivateLayout layout_private(const RankProgram& program) {
+PrivateLayout layout_private(const RankProgram& program, int nranks) {
   PrivateLayout layout;
   std::size_t offset = 0;
+  layout.regions_offset = offset;
+  offset = align_up(offset + static_cast<std::size_t>(std::max(nranks, 0)) * sizeof(char*));
   layout.steps_offset = offset;
   offset = align_up(offset + program.steps.size() * sizeof(DeviceStep));
   layout.dependencies_offset = offset;
@@ -61,13 +63,15 @@ PrivateLayout layout_private(const RankProgram& program) {
   return layout;
 }
 
-std::vector<std::byte> pack_private(const RankProgram& program, const PrivateLayout& layout) {
+std::vector<std::byte> pack_private(const RankProgram& program, const PrivateLayout& layout,
+                                    std::span<const std::uintptr_t> regions) {
   std::vector<std::byte> bytes(layout.total_bytes, std::byte{0});
   auto copy = [&](std::size_t offset, const auto& items) {
     if (!items.empty()) {
       std::memcpy(bytes.data() + offset, items.data(), items.size() * sizeof(items[0]));
     }
   };
+  copy(layout.regions_offset, regions);
   copy(layout.steps_offset, program.steps);
   copy(layout.dependencies_offset, program.dependencies);
   copy(layout.sources_offset, program.sources);
@@ -88,7 +92,7 @@ Result<std::vector<device::CtaDescriptor>> build_cta_descriptors(
     }
     const RegionLayout& own = layouts[static_cast<std::size_t>(rank)];
     const std::uintptr_t own_region = memory.regions[static_cast<std::size_t>(rank)];
-    const PrivateLayout priv = layout_private(program);
+    const PrivateLayout priv = layout_private(program, static_cast<int>(layouts.size()));
     for (const DeviceThreadblock& tb : program.threadblocks) {
       if (tb.step_count == 0) continue;
       device::CtaDescriptor d;
@@ -99,6 +103,8 @@ Result<std::vector<device::CtaDescriptor>> build_cta_descriptors(
       d.send_peer = tb.send_peer;
       d.recv_peer = tb.recv_peer;
       d.channel = tb.channel;
+      d.nranks = static_cast<std::int32_t>(layouts.size());
+      d.peer_regions = at<char* const>(memory.private_base, priv.regions_offset);
       d.steps = at<const DeviceStep>(
           memory.private_base,
           priv.steps_offset + static_cast<std::size_t>(tb.first_step) * sizeof(DeviceStep));
@@ -190,13 +196,23 @@ std::string describe_failure(const device::ErrorReport& r) {
           "expected {:#x})",
           r.expected, r.peer, r.channel, r.observed, r.expected);
       break;
+    case device::WaitKind::Arrival:
+      return fmt::format(
+          "{}: rank {} had not entered the call (launch {}) after {:.3f} s; it stopped, or is "
+          "later than WEFT_ARRIVAL_TIMEOUT_S allows",
+          where, r.peer, r.expected, seconds);
+    case device::WaitKind::Aborted:
+      return fmt::format(
+          "{}: aborted because another communicator of this process failed (the process's "
+          "abort word was raised); see that communicator's error",
+          where);
     case device::WaitKind::None:
       what = "an unknown condition";
       break;
   }
   return fmt::format(
-      "{}: timed out after {:.3f} s waiting for {}. The algorithm deadlocks, a "
-      "peer stopped, or the timeout (WEFT_TIMEOUT_S) is too short",
+      "{}: timed out after {:.3f} s waiting for {}, with every rank in the call. The algorithm "
+      "deadlocks, a peer stopped, or the timeout (WEFT_TIMEOUT_S) is too short",
       where, seconds, what);
 }
 

@@ -19,6 +19,7 @@ namespace weft::gpu {
 // One local rank's private device block: its flat program, the threadblocks' progress flags and
 // their persistent state. Only the rank's own CTAs touch it.
 struct PrivateLayout {
+  std::size_t regions_offset = 0;  // every rank's region as this rank addresses it
   std::size_t steps_offset = 0;
   std::size_t dependencies_offset = 0;
   std::size_t sources_offset = 0;
@@ -27,11 +28,12 @@ struct PrivateLayout {
   std::size_t total_bytes = 0;
 };
 
-PrivateLayout layout_private(const RankProgram& program);
+PrivateLayout layout_private(const RankProgram& program, int nranks);
 
-// The bytes to copy to the start of the private block (program arrays at their offsets; flags
-// and states are zero, as the kernel's first launch expects).
-std::vector<std::byte> pack_private(const RankProgram& program, const PrivateLayout& layout);
+// The bytes to copy to the start of the private block (program arrays and the regions'
+// addresses at their offsets; flags and states are zero, as the kernel's first launch expects).
+std::vector<std::byte> pack_private(const RankProgram& program, const PrivateLayout& layout,
+                                    std::span<const std::uintptr_t> regions);
 
 struct LocalRankMemory {
   int rank = 0;

@@ -105,6 +105,11 @@ Status check(const RuntimeOptions& options) {
     return bad("timeout", fmt::format("{}", options.timeout_s),
                fmt::format("seconds in (0, {}]", kMaxTimeoutSeconds));
   }
+  if (!(options.arrival_timeout_s > 0) || options.arrival_timeout_s > kMaxTimeoutSeconds ||
+      !std::isfinite(options.arrival_timeout_s)) {
+    return bad("arrival timeout", fmt::format("{}", options.arrival_timeout_s),
+               fmt::format("seconds in (0, {}]", kMaxTimeoutSeconds));
+  }
   if (auto s = check_slot("simple slot bytes", options.simple.slot_bytes); !s.ok()) return s;
   if (auto s = check_slot("LL slot bytes", options.ll.slot_bytes); !s.ok()) return s;
   if (auto s = check_slot("LL128 slot bytes", options.ll128.slot_bytes); !s.ok()) return s;
@@ -132,6 +137,14 @@ Result<RuntimeOptions> runtime_options_from_env(const EnvLookup& lookup, Runtime
       return bad("WEFT_TIMEOUT_S", *text, fmt::format("seconds in (0, {}]", kMaxTimeoutSeconds));
     }
     options.timeout_s = *value;
+  }
+  if (auto text = get("WEFT_ARRIVAL_TIMEOUT_S")) {
+    const auto value = parse_double(*text);
+    if (!value || !(*value > 0) || *value > kMaxTimeoutSeconds) {
+      return bad("WEFT_ARRIVAL_TIMEOUT_S", *text,
+                 fmt::format("seconds in (0, {}]", kMaxTimeoutSeconds));
+    }
+    options.arrival_timeout_s = *value;
   }
   if (auto text = get("WEFT_FIFO_DEPTH")) {
     const auto value = parse_int(*text);

@@ -14,6 +14,7 @@
 
 #include "cuda_check.h"
 #include "cuda_device_runtime.h"
+#include "cuda_links.h"
 #include "device_memory.h"
 #include "kernel/device_abi.h"
 #include "weft/runtime/gpu/transport.h"
@@ -32,6 +33,7 @@ struct ParticipantRecord {
   std::int32_t local_count = 0;
   std::uint64_t pid = 0;
   std::uint64_t host = 0;
+  char bus_id[32] = {};  // the participant's GPU, for the link between two participants
   std::int32_t ranks[kMaxLocal] = {};
 };
 
@@ -128,6 +130,21 @@ class CudaTransport final : public Transport {
   std::shared_ptr<DeviceRuntime> device_runtime() const override { return runtime_; }
   Status barrier() override { return bootstrap_->barrier(); }
 
+  PeerLink peer_link(int /*rank*/, int peer) const override {
+    if (peer < 0 || peer >= nranks_ || owner_.empty()) return {LinkKind::Unknown, "no such rank"};
+    const ParticipantRecord& who = participants_[static_cast<std::size_t>(
+        owner_[static_cast<std::size_t>(peer)])];
+    const ParticipantRecord& me = participants_[static_cast<std::size_t>(bootstrap_->rank())];
+    if (who.pid == me.pid && who.device == device_) {
+      return {LinkKind::SameDevice, fmt::format("both on device {}", device_)};
+    }
+    const std::string_view bus(who.bus_id, strnlen(who.bus_id, sizeof(who.bus_id)));
+    if (!bus.empty() && bus == std::string_view(me.bus_id, strnlen(me.bus_id, sizeof(me.bus_id)))) {
+      return {LinkKind::SameDevice, fmt::format("both on the GPU at {}", bus)};
+    }
+    return cuda_peer_link(device_, bus);
+  }
+
   Status introduce() {
     ParticipantRecord mine;
     mine.nranks = nranks_;
@@ -135,6 +152,8 @@ class CudaTransport final : public Transport {
     mine.local_count = static_cast<std::int32_t>(local_ranks_.size());
     mine.pid = static_cast<std::uint64_t>(::getpid());
     mine.host = host_identity();
+    const std::string bus = cuda_bus_id(device_);
+    bus.copy(mine.bus_id, sizeof(mine.bus_id) - 1);
     std::copy(local_ranks_.begin(), local_ranks_.end(), mine.ranks);
     if (auto s = allgather_records(*bootstrap_, mine, participants_); !s.ok()) return s;
 

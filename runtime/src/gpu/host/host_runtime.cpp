@@ -89,6 +89,16 @@ class HostRuntime final : public DeviceRuntime {
     return threads_.run_grid(1, kMinThreadsPerCta, [&] { kernel(args); });
   }
 
+  Result<AbortWord> abort_word() override {
+    // One word for the whole process, as on the GPU path: deliberately the process's, so that
+    // a failure stops every communicator's waits at once (kernel/device_abi.h, LaunchArgs).
+    alignas(64) static std::uint32_t word = 0;
+    return AbortWord{&word, &word};
+  }
+
+  // The warp barrier makes every LL128 line access whole here (kernel/primitives_host.h).
+  Status ll128_on_one_device() override { return {}; }
+
  private:
   HostThreads threads_;
 };

@@ -42,6 +42,9 @@ class HostTransport final : public Transport {
   int device() const override { return 0; }
   DeviceKind device_kind() const override { return DeviceKind::Host; }
   std::shared_ptr<DeviceRuntime> device_runtime() const override { return runtime_; }
+  PeerLink peer_link(int /*rank*/, int /*peer*/) const override {
+    return {LinkKind::Host, "host mode: every rank in this process's memory"};
+  }
 
   Result<std::unique_ptr<SharedWindow>> open_window(std::span<const std::size_t> bytes,
                                                     std::uint64_t /*fingerprint*/) override {

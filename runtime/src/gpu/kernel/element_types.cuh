@@ -117,38 +117,83 @@ __device__ __forceinline__ S load_cg(const S* p) {
   }
 }
 
-// 16 bytes of elements.
-template <class Type>
+// A vector of elements: V is uint4 (16 bytes), uint2 (8) or unsigned (4), as wide as the
+// pointers' alignment allows.
+template <class Type, class V>
 union Pack {
-  static constexpr int kElements = 16 / sizeof(typename Type::Storage);
-  uint4 vector;
+  static constexpr int kElements = static_cast<int>(sizeof(V) / sizeof(typename Type::Storage));
+  V vector;
   typename Type::Storage elements[kElements];
 };
 
-template <class Type, class Op>
-__device__ __forceinline__ uint4 reduce_pack(uint4 a, uint4 b) {
-  Pack<Type> x, y;
+// Two-wide half and bfloat16 arithmetic (sm_80+): one correctly rounded operation gives the same
+// bits as the reference's "compute in float, round once" (float has more than 2p + 2 bits for
+// both, so rounding twice is harmless); min and max keep NaN as the reference does.
+#if defined(__CUDACC__)
+template <class Op, class T2>
+__device__ __forceinline__ T2 apply_pair(T2 a, T2 b) {
+  if constexpr (std::is_same_v<Op, SumOp>) {
+    return __hadd2(a, b);
+  } else if constexpr (std::is_same_v<Op, ProdOp>) {
+    return __hmul2(a, b);
+  } else if constexpr (std::is_same_v<Op, MaxOp>) {
+    return __hmax2_nan(a, b);
+  } else {
+    return __hmin2_nan(a, b);
+  }
+}
+
+template <class Type>
+struct PairOf {
+  using Pair = void;
+};
+template <>
+struct PairOf<HalfType> {
+  using Pair = __half2;
+};
+template <>
+struct PairOf<Bfloat16Type> {
+  using Pair = __nv_bfloat162;
+};
+#endif
+
+template <class Type, class Op, class V>
+__device__ __forceinline__ V reduce_vector(V a, V b) {
+#if defined(__CUDACC__)
+  using Pair = typename PairOf<Type>::Pair;
+  if constexpr (!std::is_void_v<Pair>) {
+    static_assert(sizeof(V) % sizeof(Pair) == 0);
+    constexpr int kPairs = static_cast<int>(sizeof(V) / sizeof(Pair));
+    union {
+      V vector;
+      Pair pairs[kPairs];
+    } x, y;
+    x.vector = a;
+    y.vector = b;
+    WEFT_UNROLL
+    for (int k = 0; k < kPairs; ++k) x.pairs[k] = apply_pair<Op>(x.pairs[k], y.pairs[k]);
+    return x.vector;
+  }
+#endif
+  Pack<Type, V> x, y;
   x.vector = a;
   y.vector = b;
-WEFT_UNROLL
-  for (int k = 0; k < Pack<Type>::kElements; ++k) {
+  WEFT_UNROLL
+  for (int k = 0; k < Pack<Type, V>::kElements; ++k) {
     x.elements[k] = reduce<Type, Op>(x.elements[k], y.elements[k]);
   }
   return x.vector;
 }
 
-// 8 bytes of elements (an LL line's payload, an LL128 word).
+// 8 bytes of elements (an LL line's payload, half an LL128 lane).
 template <class Type, class Op>
 __device__ __forceinline__ std::uint64_t reduce_word(std::uint64_t a, std::uint64_t b) {
-  using S = typename Type::Storage;
-  constexpr int n = 8 / sizeof(S);
-  S x[n], y[n];
-  memcpy(x, &a, 8);
-  memcpy(y, &b, 8);
-WEFT_UNROLL
-  for (int k = 0; k < n; ++k) x[k] = reduce<Type, Op>(x[k], y[k]);
+  uint2 x, y;
+  memcpy(&x, &a, 8);
+  memcpy(&y, &b, 8);
+  const uint2 r = reduce_vector<Type, Op>(x, y);
   std::uint64_t out;
-  memcpy(&out, x, 8);
+  memcpy(&out, &r, 8);
   return out;
 }
 

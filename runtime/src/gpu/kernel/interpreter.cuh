@@ -9,9 +9,14 @@
 // A __syncthreads_or between the phases makes a failure in any thread everyone's failure at the
 // same point, so the CTA leaves its loop together.
 //
+// What is the same for every thread of the CTA (its buffers, counters, the current step's wait
+// site and merged-reduce sources) lives in shared memory, written by thread 0 before a barrier:
+// nothing the threads share is addressed through the stack, so nothing spills to local memory.
+//
 // Counters are monotone across launches (see ThreadblockState), so consecutive launches and CUDA
-// graph replays need no reset: message k of a connection uses slot k mod depth, LL flag k + 1,
-// and a dependency waits for dependency_flag(launch, tile, steps, step).
+// graph replays need no reset: message k of a connection uses slot k mod depth, LL flag
+// ll_flag(k) (never 0), LL128 flag k + 1, and a dependency waits for
+// dependency_flag(launch, tile, steps, step).
 #pragma once
 
 #include <cstdint>
@@ -54,106 +59,135 @@ __device__ __forceinline__ bool step_writes_destination(std::uint8_t t) {
   return t == kRecv || t == kRecvCopySend || t == kRecvReduceCopy || t == kRecvReduceCopySend ||
          t == kCopy || t == kReduce;
 }
+__device__ __forceinline__ bool step_reads_source(std::uint8_t t) {
+  return !step_receives(t) || step_reduces_message(t);
+}
 
-// What a CTA keeps in registers.
-struct Cta {
+// The CTA's shared state (thread 0 writes it before a barrier, every thread reads it after).
+struct CtaShared {
   const CtaDescriptor* descriptor;
-  char* buffers[3];  // input, output, scratch of its rank
-  std::uint64_t chunk_elements;
-  std::uint64_t tile_elements;
-  std::uint64_t piece_stride;
-  std::uint64_t slot_bytes;
-  std::uint32_t depth;
+  char* input;
+  char* output;
+  char* scratch;
   std::uint64_t launch;
-  std::uint64_t sent;
-  std::uint64_t received;
+  std::uint64_t sent;      // messages sent on the send connection before the current one
+  std::uint64_t received;  // messages received on the receive connection before the current one
+  WaitSite site;           // where the current wait is, for the error report
+  // Merged re: the further sources of the current step, at piece 0 of the current tile.
+  const char* extra[kMaxReduceSources - 1];
 };
+
+__device__ __forceinline__ char* buffer_base(const CtaShared& cs, DeviceBuffer buffer) {
+  return buffer == DeviceBuffer::Input ? cs.input
+         : buffer == DeviceBuffer::Output ? cs.output
+                                          : cs.scratch;
+}
 
 // The bytes of piece j of a step's chunk range, in tile `tile`.
 template <class S>
-__device__ __forceinline__ char* piece_pointer(const Cta& c, DeviceBuffer buffer,
-                                               std::int32_t offset, std::uint32_t j,
-                                               std::uint64_t tile) {
+__device__ __forceinline__ char* piece_pointer(const LaunchArgs& args, const CtaShared& cs,
+                                               DeviceBuffer buffer, std::int32_t offset,
+                                               std::uint32_t j, std::uint64_t tile) {
   const std::uint64_t element =
-      (static_cast<std::uint64_t>(offset) + j) * c.chunk_elements + tile * c.tile_elements;
-  return c.buffers[static_cast<int>(buffer)] + element * sizeof(S);
-}
-
-__device__ __forceinline__ bool aligned16(const void* p) {
-  return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0;
+      (static_cast<std::uint64_t>(offset) + j) * args.chunk_elements + tile * args.tile_elements;
+  return buffer_base(cs, buffer) + element * sizeof(S);
 }
 
 // ---- Simple and local steps: bulk element-wise work on one piece -------------------------------
 
-// out1[i] = out2[i] = a[i] ⊕ b[i] ⊕ extra[0][i] ⊕ ... for i < n (b, extras, out2 optional).
-// Every operand is read before the element's results are written, by the same thread, so
-// out1 == a (re's destination) is safe.
-template <class Type, class Op>
-__device__ __forceinline__ void process_span(std::uint64_t n, const char* a, const char* b,
-                                             const char* const* extra, int extras, char* out1,
-                                             char* out2) {
-  using S = typename Type::Storage;
-  constexpr int kPerPack = Pack<Type>::kElements;
-  constexpr int kUnroll = 4;
+// out1[i] = out2[i] = a[i] ⊕ b[i] ⊕ extra[0][i] ⊕ ... for the first `packs` vectors of V (b,
+// extras, out2 optional; extra[k] + extra_offset is extra source k's piece). Every operand is read
+// before the element's results are written, by the same thread, so out1 == a (re's destination)
+// is safe.
+template <class Type, class Op, class V>
+__device__ __forceinline__ void process_vectors(std::uint64_t packs, const char* a, const char* b,
+                                                const char* const* extra,
+                                                std::uint64_t extra_offset, int extras,
+                                                char* out1, char* out2) {
+  // Two vectors in flight per thread: four would not fit the 128 registers every half,
+  // bfloat16 and 8-bit instantiation may use at 512 threads without spilling.
+  constexpr int kUnroll = 2;
   const std::uint32_t tid = threadIdx.x;
   const std::uint32_t nthreads = blockDim.x;
-
-  bool vector = aligned16(a) && (b == nullptr || aligned16(b)) && aligned16(out1) &&
-                (out2 == nullptr || aligned16(out2));
-  for (int k = 0; k < extras; ++k) vector = vector && aligned16(extra[k]);
-
-  std::uint64_t done = 0;
-  if (vector) {
-    const std::uint64_t packs = n / kPerPack;
-    const uint4* va = reinterpret_cast<const uint4*>(a);
-    const uint4* vb = reinterpret_cast<const uint4*>(b);
-    uint4* vo1 = reinterpret_cast<uint4*>(out1);
-    uint4* vo2 = reinterpret_cast<uint4*>(out2);
-    std::uint64_t p = tid;
-    // Several independent 16-byte loads in flight per thread before the first store.
-    for (; p + (kUnroll - 1) * nthreads < packs; p += kUnroll * nthreads) {
-      uint4 v[kUnroll];
-WEFT_UNROLL
-      for (int u = 0; u < kUnroll; ++u) v[u] = __ldcg(va + p + u * nthreads);
-      if (b != nullptr) {
-        uint4 w[kUnroll];
-WEFT_UNROLL
-        for (int u = 0; u < kUnroll; ++u) w[u] = __ldcg(vb + p + u * nthreads);
-WEFT_UNROLL
-        for (int u = 0; u < kUnroll; ++u) v[u] = reduce_pack<Type, Op>(v[u], w[u]);
-      }
-      for (int k = 0; k < extras; ++k) {
-        const uint4* ve = reinterpret_cast<const uint4*>(extra[k]);
-WEFT_UNROLL
-        for (int u = 0; u < kUnroll; ++u)
-          v[u] = reduce_pack<Type, Op>(v[u], __ldcg(ve + p + u * nthreads));
-      }
-WEFT_UNROLL
+  const V* va = reinterpret_cast<const V*>(a);
+  const V* vb = reinterpret_cast<const V*>(b);
+  V* vo1 = reinterpret_cast<V*>(out1);
+  V* vo2 = reinterpret_cast<V*>(out2);
+  std::uint64_t p = tid;
+  // Several independent loads in flight per thread before the first store.
+  for (; p + (kUnroll - 1) * nthreads < packs; p += kUnroll * nthreads) {
+    V v[kUnroll];
+    WEFT_UNROLL
+    for (int u = 0; u < kUnroll; ++u) v[u] = __ldcg(va + p + u * nthreads);
+    if (b != nullptr) {
+      V w[kUnroll];
+      WEFT_UNROLL
+      for (int u = 0; u < kUnroll; ++u) w[u] = __ldcg(vb + p + u * nthreads);
+      WEFT_UNROLL
+      for (int u = 0; u < kUnroll; ++u) v[u] = reduce_vector<Type, Op>(v[u], w[u]);
+    }
+    for (int k = 0; k < extras; ++k) {
+      const V* ve = reinterpret_cast<const V*>(extra[k] + extra_offset);
+      WEFT_UNROLL
       for (int u = 0; u < kUnroll; ++u) {
-        vo1[p + u * nthreads] = v[u];
-        if (vo2 != nullptr) vo2[p + u * nthreads] = v[u];
+        v[u] = reduce_vector<Type, Op>(v[u], __ldcg(ve + p + u * nthreads));
       }
     }
-    for (; p < packs; p += nthreads) {
-      uint4 v = __ldcg(va + p);
-      if (b != nullptr) v = reduce_pack<Type, Op>(v, __ldcg(vb + p));
-      for (int k = 0; k < extras; ++k) {
-        v = reduce_pack<Type, Op>(v, __ldcg(reinterpret_cast<const uint4*>(extra[k]) + p));
-      }
-      vo1[p] = v;
-      if (vo2 != nullptr) vo2[p] = v;
+    WEFT_UNROLL
+    for (int u = 0; u < kUnroll; ++u) {
+      vo1[p + u * nthreads] = v[u];
+      if (vo2 != nullptr) vo2[p + u * nthreads] = v[u];
     }
-    done = packs * kPerPack;
+  }
+  for (; p < packs; p += nthreads) {
+    V v = __ldcg(va + p);
+    if (b != nullptr) v = reduce_vector<Type, Op>(v, __ldcg(vb + p));
+    for (int k = 0; k < extras; ++k) {
+      v = reduce_vector<Type, Op>(v,
+                                  __ldcg(reinterpret_cast<const V*>(extra[k] + extra_offset) + p));
+    }
+    vo1[p] = v;
+    if (vo2 != nullptr) vo2[p] = v;
+  }
+}
+
+// The same for n elements: in vectors as wide as every pointer's alignment allows (16, 8 or 4
+// bytes), the rest one element at a time.
+template <class Type, class Op>
+__device__ __forceinline__ void process_span(std::uint64_t n, const char* a, const char* b,
+                                             const char* const* extra, std::uint64_t extra_offset,
+                                             int extras, char* out1, char* out2) {
+  using S = typename Type::Storage;
+  std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(a) |
+                        reinterpret_cast<std::uintptr_t>(b) |
+                        reinterpret_cast<std::uintptr_t>(out1) |
+                        reinterpret_cast<std::uintptr_t>(out2);
+  for (int k = 0; k < extras; ++k) bits |= reinterpret_cast<std::uintptr_t>(extra[k] + extra_offset);
+  std::uint64_t done = 0;
+  if ((bits & 15u) == 0) {
+    constexpr std::uint64_t kPer = 16 / sizeof(S);
+    process_vectors<Type, Op, uint4>(n / kPer, a, b, extra, extra_offset, extras, out1, out2);
+    done = n / kPer * kPer;
+  } else if ((bits & 7u) == 0) {
+    constexpr std::uint64_t kPer = 8 / sizeof(S);
+    process_vectors<Type, Op, uint2>(n / kPer, a, b, extra, extra_offset, extras, out1, out2);
+    done = n / kPer * kPer;
+  } else if constexpr (sizeof(S) <= 4) {
+    if ((bits & 3u) == 0) {
+      constexpr std::uint64_t kPer = 4 / sizeof(S);
+      process_vectors<Type, Op, unsigned>(n / kPer, a, b, extra, extra_offset, extras, out1, out2);
+      done = n / kPer * kPer;
+    }
   }
   const S* sa = reinterpret_cast<const S*>(a);
   const S* sb = reinterpret_cast<const S*>(b);
   S* so1 = reinterpret_cast<S*>(out1);
   S* so2 = reinterpret_cast<S*>(out2);
-  for (std::uint64_t i = done + tid; i < n; i += nthreads) {
+  for (std::uint64_t i = done + threadIdx.x; i < n; i += blockDim.x) {
     S v = load_cg(sa + i);
     if (sb != nullptr) v = reduce<Type, Op>(v, load_cg(sb + i));
     for (int k = 0; k < extras; ++k) {
-      v = reduce<Type, Op>(v, load_cg(reinterpret_cast<const S*>(extra[k]) + i));
+      v = reduce<Type, Op>(v, load_cg(reinterpret_cast<const S*>(extra[k] + extra_offset) + i));
     }
     so1[i] = v;
     if (so2 != nullptr) so2[i] = v;
@@ -163,16 +197,17 @@ WEFT_UNROLL
 // Pieces [first, first + n) of a Simple, cpy or re step in one tile (one message's worth when
 // the step sends or receives): each piece through process_span.
 template <class Type, class Op>
-__device__ void bulk_step(const Cta& c, const DeviceStep& step, std::uint64_t tile,
-                          std::uint64_t len, std::uint32_t first, std::uint32_t n) {
+__device__ __forceinline__ void bulk_step(const LaunchArgs& args, const CtaShared& cs,
+                                          const DeviceStep& step, std::uint64_t tile,
+                                          std::uint64_t len, std::uint32_t first, std::uint32_t n) {
   using S = typename Type::Storage;
   const std::uint8_t type = step.type;
+  const CtaDescriptor& d = *cs.descriptor;
   const char* in = step_receives(type)
-                       ? c.descriptor->recv_fifo + (c.received % c.depth) * c.slot_bytes
+                       ? d.recv_fifo + (cs.received % args.fifo_depth) * args.slot_bytes
                        : nullptr;
-  char* out =
-      step_sends(type) ? c.descriptor->send_fifo + (c.sent % c.depth) * c.slot_bytes : nullptr;
-  const char* extra[kMaxReduceSources - 1];
+  char* out = step_sends(type) ? d.send_fifo + (cs.sent % args.fifo_depth) * args.slot_bytes
+                               : nullptr;
   const int extras = type == kReduce ? step.source_count : 0;
   // The loader picks the order that reads every shared piece before overwriting it (only local
   // steps are ever reversed, so the slot layout of a message is untouched).
@@ -180,41 +215,38 @@ __device__ void bulk_step(const Cta& c, const DeviceStep& step, std::uint64_t ti
   for (std::uint32_t q = 0; q < n; ++q) {
     const std::uint32_t j = reverse ? first + n - 1 - q : first + q;
     const char* src = step.srcbuf != DeviceBuffer::None
-                          ? piece_pointer<S>(c, step.srcbuf, step.srcoff, j, tile)
+                          ? piece_pointer<S>(args, cs, step.srcbuf, step.srcoff, j, tile)
                           : nullptr;
     char* dst = step.dstbuf != DeviceBuffer::None
-                    ? piece_pointer<S>(c, step.dstbuf, step.dstoff, j, tile)
+                    ? piece_pointer<S>(args, cs, step.dstbuf, step.dstoff, j, tile)
                     : nullptr;
-    const char* slot_in = in != nullptr ? in + (j - first) * c.piece_stride : nullptr;
-    char* slot_out = out != nullptr ? out + (j - first) * c.piece_stride : nullptr;
-    for (int k = 0; k < extras; ++k) {
-      const DeviceSource source = c.descriptor->sources[step.first_source + k];
-      extra[k] = piece_pointer<S>(c, source.buffer, source.offset, j, tile);
-    }
+    const char* slot_in = in != nullptr ? in + (j - first) * args.piece_stride_bytes : nullptr;
+    char* slot_out = out != nullptr ? out + (j - first) * args.piece_stride_bytes : nullptr;
+    const std::uint64_t extra_offset = static_cast<std::uint64_t>(j) * args.chunk_elements * sizeof(S);
     switch (type) {
       case kSend:
-        process_span<Type, Op>(len, src, nullptr, extra, 0, slot_out, nullptr);
+        process_span<Type, Op>(len, src, nullptr, cs.extra, 0, 0, slot_out, nullptr);
         break;
       case kRecv:
-        process_span<Type, Op>(len, slot_in, nullptr, extra, 0, dst, nullptr);
+        process_span<Type, Op>(len, slot_in, nullptr, cs.extra, 0, 0, dst, nullptr);
         break;
       case kRecvCopySend:
-        process_span<Type, Op>(len, slot_in, nullptr, extra, 0, dst, slot_out);
+        process_span<Type, Op>(len, slot_in, nullptr, cs.extra, 0, 0, dst, slot_out);
         break;
       case kRecvReduceSend:
-        process_span<Type, Op>(len, slot_in, src, extra, 0, slot_out, nullptr);
+        process_span<Type, Op>(len, slot_in, src, cs.extra, 0, 0, slot_out, nullptr);
         break;
       case kRecvReduceCopy:
-        process_span<Type, Op>(len, slot_in, src, extra, 0, dst, nullptr);
+        process_span<Type, Op>(len, slot_in, src, cs.extra, 0, 0, dst, nullptr);
         break;
       case kRecvReduceCopySend:
-        process_span<Type, Op>(len, slot_in, src, extra, 0, dst, slot_out);
+        process_span<Type, Op>(len, slot_in, src, cs.extra, 0, 0, dst, slot_out);
         break;
       case kCopy:
-        process_span<Type, Op>(len, src, nullptr, extra, 0, dst, nullptr);
+        process_span<Type, Op>(len, src, nullptr, cs.extra, 0, 0, dst, nullptr);
         break;
       case kReduce:
-        process_span<Type, Op>(len, dst, src, extra, extras, dst, nullptr);
+        process_span<Type, Op>(len, dst, src, cs.extra, extra_offset, extras, dst, nullptr);
         break;
       default:
         break;
@@ -226,6 +258,15 @@ __device__ void bulk_step(const Cta& c, const DeviceStep& step, std::uint64_t ti
   }
 }
 
+// A local step (cpy, re) in the LL and LL128 kernels: out of line, so that the bulk code's
+// registers do not add to the word loops'.
+template <class Type, class Op>
+__device__ WEFT_NOINLINE void local_step(const LaunchArgs& args, const CtaShared& cs,
+                                         const DeviceStep* step, std::uint64_t tile,
+                                         std::uint64_t len, std::uint32_t first, std::uint32_t n) {
+  bulk_step<Type, Op>(args, cs, *step, tile, len, first, n);
+}
+
 // ---- LL and LL128: 8-byte words of payload, each element-aligned inside one piece --------------
 
 template <class S>
@@ -235,7 +276,7 @@ __device__ __forceinline__ std::uint64_t load_word(const S* p, std::uint32_t n) 
     return __ldcg(reinterpret_cast<const unsigned long long*>(p));
   }
   S v[kPerWord];
-WEFT_UNROLL
+  WEFT_UNROLL
   for (std::uint32_t q = 0; q < kPerWord; ++q) v[q] = q < n ? load_cg(p + q) : S{};
   std::uint64_t w;
   memcpy(&w, v, 8);
@@ -251,151 +292,261 @@ __device__ __forceinline__ void store_word(S* p, std::uint64_t w, std::uint32_t 
   }
   S v[kPerWord];
   memcpy(v, &w, 8);
-WEFT_UNROLL
+  WEFT_UNROLL
   for (std::uint32_t q = 0; q < kPerWord; ++q) {
     if (q < n) p[q] = v[q];
   }
 }
 
-// Word `word` of a message carrying pieces [first, first + n) (payload bytes [8·word, 8·word + 8)):
-// the step's work on the elements it holds. `in` is the received word (when the step receives);
-// returns the word to send.
+// The step's work on `count` elements at element `e` of a piece (src and dst are the piece's
+// bytes, null where the step has none), `in` the received word: returns the word to send.
 template <class Type, class Op>
-__device__ __forceinline__ std::uint64_t word_step(const Cta& c, const DeviceStep& step,
-                                                   std::uint64_t tile, std::uint64_t len,
-                                                   std::uint32_t first, std::uint32_t n_pieces,
-                                                   std::uint64_t word, std::uint64_t in) {
+__device__ __forceinline__ std::uint64_t word_op(std::uint8_t type, const char* src, char* dst,
+                                                 std::uint64_t e, std::uint32_t count,
+                                                 std::uint64_t in) {
   using S = typename Type::Storage;
-  const WordContents w = word_contents(word, n_pieces, c.piece_stride, len, sizeof(S));
-  if (w.count == 0) return 0;  // padding
-  const std::uint32_t j = first + w.piece;
-  const std::uint64_t i = w.element;
-  const std::uint32_t n = w.count;
-  const std::uint8_t type = step.type;
+  if (count == 0) return 0;  // padding
   std::uint64_t v = in;
-  if (!step_receives(type) || step_reduces_message(type)) {
-    const S* src =
-        reinterpret_cast<const S*>(piece_pointer<S>(c, step.srcbuf, step.srcoff, j, tile)) + i;
-    const std::uint64_t local = load_word(src, n);
+  if (step_reads_source(type)) {
+    const std::uint64_t local = load_word(reinterpret_cast<const S*>(src) + e, count);
     v = step_receives(type) ? reduce_word<Type, Op>(in, local) : local;
   }
-  if (step_writes_destination(type)) {
-    S* dst = reinterpret_cast<S*>(piece_pointer<S>(c, step.dstbuf, step.dstoff, j, tile)) + i;
-    store_word(dst, v, n);
-  }
+  if (step_writes_destination(type)) store_word(reinterpret_cast<S*>(dst) + e, v, count);
   return v;
 }
 
 template <class Type, class Op>
-__device__ bool ll_step(const LaunchArgs& args, const Cta& c, const DeviceStep& step,
-                        std::uint64_t tile, std::uint64_t len, std::uint32_t first, std::uint32_t n,
-                        const WaitSite& site) {
+__device__ __forceinline__ std::uint32_t word_count(std::uint64_t e, std::uint64_t len) {
   using S = typename Type::Storage;
+  constexpr std::uint64_t kPerWord = 8 / sizeof(S);
+  return e >= len ? 0u : static_cast<std::uint32_t>(len - e < kPerWord ? len - e : kPerWord);
+}
+
+// The slow path of an LL receive: polls `p` until both flags are `flag` (true, `line` holds it)
+// or the wait ends (false, reported). Out of line: the fast path keeps its registers.
+inline __device__ WEFT_NOINLINE bool wait_ll_line(const LaunchArgs& args, const CtaShared& cs,
+                                                 const LLLine* p, std::uint32_t flag,
+                                                 LLLine& line) {
+  const CtaDescriptor& d = *cs.descriptor;
+  Deadline deadline;
+  do {
+    if (!deadline.keep_waiting(args, d, cs.launch)) {
+      report_wait(args, deadline, cs.site, d.recv_peer, WaitKind::LineFlag, -1, -1, -1, flag,
+                  line.flag0 != flag ? line.flag0 : line.flag1);
+      return false;
+    }
+    line = load_ll_line(p);
+  } while (line.flag0 != flag || line.flag1 != flag);
+  return true;
+}
+
+// The lines of an LL slot that message of n pieces of `words` words each leaves alone (each
+// piece's tail up to the stride, and everything after the last piece), written with `flag`.
+inline __device__ WEFT_NOINLINE void rewrite_ll_padding(const LaunchArgs& args, LLLine* out,
+                                                       std::uint32_t n, std::uint64_t words,
+                                                       std::uint64_t stride_lines,
+                                                       std::uint32_t flag) {
+  const std::uint64_t slot_lines = args.slot_bytes / sizeof(LLLine);
+  for (std::uint32_t q = 0; q <= n; ++q) {
+    const std::uint64_t begin = q * stride_lines + (q < n ? words : 0);
+    const std::uint64_t end = q < n ? (q + 1) * stride_lines : slot_lines;
+    for (std::uint64_t line = begin + threadIdx.x; line < end; line += blockDim.x) {
+      store_ll_line(out + line, 0, flag);
+    }
+  }
+}
+
+template <class Type, class Op>
+__device__ bool ll_step(const LaunchArgs& args, const CtaShared& cs, const DeviceStep& step,
+                        std::uint64_t tile, std::uint64_t len, std::uint32_t first,
+                        std::uint32_t n) {
+  using S = typename Type::Storage;
+  constexpr std::uint64_t kPerWord = 8 / sizeof(S);
   const std::uint8_t type = step.type;
   const bool receiving = step_receives(type);
   const bool sending = step_sends(type);
-  const std::uint64_t words = message_words(n, c.piece_stride, len, sizeof(S));
-  const LLLine* in = receiving
-                         ? reinterpret_cast<const LLLine*>(c.descriptor->recv_fifo +
-                                                           (c.received % c.depth) * c.slot_bytes)
-                         : nullptr;
-  LLLine* out =
-      sending
-          ? reinterpret_cast<LLLine*>(c.descriptor->send_fifo + (c.sent % c.depth) * c.slot_bytes)
-          : nullptr;
-  const std::uint32_t flag_in = static_cast<std::uint32_t>(c.received + 1);
-  const std::uint32_t flag_out = static_cast<std::uint32_t>(c.sent + 1);
-  for (std::uint64_t w = threadIdx.x; w < words; w += blockDim.x) {
-    std::uint64_t data = 0;
-    if (receiving) {
-      Deadline deadline(args.timeout_ns);
-      LLLine line = load_ll_line(in + w);
-      while (line.flag0 != flag_in || line.flag1 != flag_in) {
-        if (!deadline.keep_waiting(args)) {
-          if (deadline.expired()) {
-            report_failure(args, site, WaitKind::LineFlag, -1, -1, -1, flag_in,
-                           line.flag0 != flag_in ? line.flag0 : line.flag1, deadline.waited_ns());
-          }
+  const CtaDescriptor& d = *cs.descriptor;
+  const LLLine* in = receiving ? reinterpret_cast<const LLLine*>(
+                                     d.recv_fifo + (cs.received % args.fifo_depth) * args.slot_bytes)
+                               : nullptr;
+  LLLine* out = sending ? reinterpret_cast<LLLine*>(d.send_fifo +
+                                                    (cs.sent % args.fifo_depth) * args.slot_bytes)
+                        : nullptr;
+  const std::uint32_t flag_in = ll_flag(cs.received);
+  const std::uint32_t flag_out = ll_flag(cs.sent);
+  const std::uint64_t words = piece_words(len, sizeof(S));
+  const std::uint64_t stride_lines = args.piece_stride_bytes / 8;
+  for (std::uint32_t q = 0; q < n; ++q) {
+    const std::uint32_t j = first + q;
+    const char* src = step_reads_source(type)
+                          ? piece_pointer<S>(args, cs, step.srcbuf, step.srcoff, j, tile)
+                          : nullptr;
+    char* dst = step_writes_destination(type)
+                    ? piece_pointer<S>(args, cs, step.dstbuf, step.dstoff, j, tile)
+                    : nullptr;
+    const std::uint64_t first_line = q * stride_lines;
+    for (std::uint64_t w = threadIdx.x; w < words; w += blockDim.x) {
+      std::uint64_t data = 0;
+      if (receiving) {
+        LLLine line = load_ll_line(in + first_line + w);
+        if ((line.flag0 != flag_in || line.flag1 != flag_in) &&
+            !wait_ll_line(args, cs, in + first_line + w, flag_in, line)) {
           return false;
         }
-        line = load_ll_line(in + w);
+        data = static_cast<std::uint64_t>(line.data0) |
+               (static_cast<std::uint64_t>(line.data1) << 32);
       }
-      data =
-          static_cast<std::uint64_t>(line.data0) | (static_cast<std::uint64_t>(line.data1) << 32);
+      const std::uint64_t e = w * kPerWord;
+      const std::uint64_t result =
+          word_op<Type, Op>(type, src, dst, e, word_count<Type, Op>(e, len), data);
+      if (sending) store_ll_line(out + first_line + w, result, flag_out);
     }
-    const std::uint64_t result = word_step<Type, Op>(c, step, tile, len, first, n, w, data);
-    if (sending) store_ll_line(out + w, result, flag_out);
+  }
+  // Every slot is rewritten whole now and then, padding lines too (see kLLCleanPeriod), so that
+  // no line the receiver may read is older than the flags can tell apart.
+  if (sending && cs.sent % kLLCleanPeriod < args.fifo_depth) {
+    rewrite_ll_padding(args, out, n, words, stride_lines, flag_out);
   }
   return true;
 }
 
 // LL128: 8 lanes move a 128-byte line, lane 7 carrying the flag in its second word, so one
-// warp-wide 16-byte access covers 4 whole lines (NVLink and local memory keep a 128-byte line's
-// store together).
+// warp-wide 16-byte access covers 4 whole lines (NVLink and one device's memory keep a 128-byte
+// line's store together). Each lane keeps kLines of its warp's lines in flight.
+inline constexpr int kLL128LinesPerLane = 2;
+
 template <class Type, class Op>
-__device__ bool ll128_step(const LaunchArgs& args, const Cta& c, const DeviceStep& step,
-                           std::uint64_t tile, std::uint64_t len, std::uint32_t first,
-                           std::uint32_t n, const WaitSite& site) {
+__device__ __forceinline__ void ll128_lane(std::uint8_t type, const char* src, char* dst,
+                                           std::uint64_t e, std::uint64_t len, bool flag_lane,
+                                           std::uint64_t v0, std::uint64_t v1, std::uint64_t& o0,
+                                           std::uint64_t& o1) {
   using S = typename Type::Storage;
+  constexpr std::uint64_t kPerWord = 8 / sizeof(S);
+  // A data lane's 16 bytes are one vector of the user's elements when they are all there and
+  // both sides are 16-byte aligned.
+  const bool whole = !flag_lane && e + 2 * kPerWord <= len;
+  const char* s = src != nullptr ? src + e * sizeof(S) : nullptr;
+  char* t = dst != nullptr ? dst + e * sizeof(S) : nullptr;
+  if (whole && ((reinterpret_cast<std::uintptr_t>(s) | reinterpret_cast<std::uintptr_t>(t)) &
+                15u) == 0) {
+    uint4 in;
+    memcpy(&in, &v0, 8);
+    memcpy(reinterpret_cast<char*>(&in) + 8, &v1, 8);
+    uint4 v = in;
+    if (step_reads_source(type)) {
+      const uint4 local = __ldcg(reinterpret_cast<const uint4*>(s));
+      v = step_receives(type) ? reduce_vector<Type, Op>(in, local) : local;
+    }
+    if (step_writes_destination(type)) *reinterpret_cast<uint4*>(t) = v;
+    memcpy(&o0, &v, 8);
+    memcpy(&o1, reinterpret_cast<const char*>(&v) + 8, 8);
+    return;
+  }
+  o0 = word_op<Type, Op>(type, src, dst, e, word_count<Type, Op>(e, len), v0);
+  if (!flag_lane) {
+    o1 = word_op<Type, Op>(type, src, dst, e + kPerWord, word_count<Type, Op>(e + kPerWord, len),
+                           v1);
+  }
+}
+
+template <class Type, class Op>
+__device__ bool ll128_step(const LaunchArgs& args, const CtaShared& cs, const DeviceStep& step,
+                           std::uint64_t tile, std::uint64_t len, std::uint32_t first,
+                           std::uint32_t n) {
+  using S = typename Type::Storage;
+  constexpr std::uint64_t kPerWord = 8 / sizeof(S);
+  constexpr int kU = kLL128LinesPerLane;
   const std::uint8_t type = step.type;
   const bool receiving = step_receives(type);
   const bool sending = step_sends(type);
-  const std::uint64_t lines = ll128_lines(n, c.piece_stride, len, sizeof(S));
+  const CtaDescriptor& d = *cs.descriptor;
   const std::uint64_t* in =
-      receiving ? reinterpret_cast<const std::uint64_t*>(c.descriptor->recv_fifo +
-                                                         (c.received % c.depth) * c.slot_bytes)
+      receiving ? reinterpret_cast<const std::uint64_t*>(
+                      d.recv_fifo + (cs.received % args.fifo_depth) * args.slot_bytes)
                 : nullptr;
-  std::uint64_t* out = sending ? reinterpret_cast<std::uint64_t*>(c.descriptor->send_fifo +
-                                                                  (c.sent % c.depth) * c.slot_bytes)
+  std::uint64_t* out = sending ? reinterpret_cast<std::uint64_t*>(
+                                     d.send_fifo + (cs.sent % args.fifo_depth) * args.slot_bytes)
                                : nullptr;
-  const std::uint64_t flag_in = c.received + 1;
-  const std::uint64_t flag_out = c.sent + 1;
+  const std::uint64_t flag_in = cs.received + 1;
+  const std::uint64_t flag_out = cs.sent + 1;
   const std::uint32_t lane = threadIdx.x % 32;
   const std::uint32_t warp = threadIdx.x / 32;
   const std::uint32_t warps = blockDim.x / 32;
   const std::uint32_t group = lane / 8;  // which of the warp's 4 lines
   const std::uint32_t part = lane % 8;   // which 16 bytes of it
   const bool flag_lane = part == 7;
-  // Whole warps iterate together (the loop bound is uniform within a warp) so that the
-  // warp-wide votes and line accesses below see every lane.
-  for (std::uint64_t base = static_cast<std::uint64_t>(warp) * 4; base < lines;
-       base += static_cast<std::uint64_t>(warps) * 4) {
-    const std::uint64_t line = base + group;
-    const bool active = line < lines;
-    std::uint64_t v0 = 0, v1 = 0;
-    if (receiving) {
-      Deadline deadline(args.timeout_ns);
-      for (;;) {
-        load_ll128_part(in + line * kLL128LineWords + part * 2, v0, v1, active, flag_lane);
-        const bool stale = active && flag_lane && v1 != flag_in;
-        if (!__any_sync(0xffffffffu, stale)) break;
-        const bool stop = !deadline.keep_waiting(args);
-        if (__any_sync(0xffffffffu, stop)) {
-          // The whole warp leaves; if a deadline expired, exactly one lane reports, preferably
-          // one whose line is still stale.
-          const unsigned expired = __ballot_sync(0xffffffffu, deadline.expired());
-          const unsigned stale_lanes = __ballot_sync(0xffffffffu, stale);
-          if (expired != 0u) {
-            const int reporter = __ffs(stale_lanes != 0u ? stale_lanes : expired) - 1;
-            if (static_cast<int>(lane) == reporter) {
-              report_failure(args, site, WaitKind::LineFlag, -1, -1, -1, flag_in, v1,
-                             deadline.waited_ns());
-            }
+  const std::uint64_t lines = ll128_piece_lines(len, sizeof(S));
+  const std::uint64_t stride_lines = args.piece_stride_bytes / kLL128LinePayload;
+  for (std::uint32_t q = 0; q < n; ++q) {
+    const std::uint32_t j = first + q;
+    const char* src = step_reads_source(type)
+                          ? piece_pointer<S>(args, cs, step.srcbuf, step.srcoff, j, tile)
+                          : nullptr;
+    char* dst = step_writes_destination(type)
+                    ? piece_pointer<S>(args, cs, step.dstbuf, step.dstoff, j, tile)
+                    : nullptr;
+    const std::uint64_t first_line = q * stride_lines;
+    // Whole warps iterate together (the loop bound is uniform within a warp) so that the
+    // warp-wide votes and line accesses below see every lane.
+    for (std::uint64_t base = static_cast<std::uint64_t>(warp) * 4 * kU; base < lines;
+         base += static_cast<std::uint64_t>(warps) * 4 * kU) {
+      std::uint64_t v0[kU], v1[kU];
+      WEFT_UNROLL
+      for (int u = 0; u < kU; ++u) v0[u] = v1[u] = 0;
+      if (receiving) {
+        // The warp is converged around its loads (after divergent word work, a lane could
+        // otherwise load its part of a line before the flag lane sees that line's flag).
+        __syncwarp();
+        Deadline deadline;
+        for (;;) {
+          bool stale = false;
+          WEFT_UNROLL
+          for (int u = 0; u < kU; ++u) {
+            const std::uint64_t line = base + 4 * u + group;
+            load_ll128_part(in + (first_line + line) * kLL128LineWords + part * 2, v0[u], v1[u],
+                            line < lines, flag_lane);
+            stale = stale || (line < lines && flag_lane && v1[u] != flag_in);
           }
-          return false;
+          if (!__any_sync(0xffffffffu, stale)) break;
+          const bool stop = !deadline.keep_waiting(args, d, cs.launch);
+          if (__any_sync(0xffffffffu, stop)) {
+            // The whole warp leaves; exactly one lane reports, preferably one whose line is
+            // still stale.
+            const unsigned stopped = __ballot_sync(0xffffffffu, stop);
+            const unsigned stale_lanes = __ballot_sync(0xffffffffu, stale);
+            const int reporter = __ffs(stale_lanes != 0u ? stale_lanes : stopped) - 1;
+            if (static_cast<int>(lane) == reporter) {
+              report_wait(args, deadline, cs.site, d.recv_peer, WaitKind::LineFlag, -1, -1, -1,
+                          flag_in, v1[0]);
+            }
+            return false;
+          }
+        }
+        // Every flag of these lines has arrived: load them again and use only these values, so
+        // that no lane works with bytes read before its line's flag was seen.
+        __syncwarp();
+        WEFT_UNROLL
+        for (int u = 0; u < kU; ++u) {
+          const std::uint64_t line = base + 4 * u + group;
+          load_ll128_part(in + (first_line + line) * kLL128LineWords + part * 2, v0[u], v1[u],
+                          line < lines, flag_lane);
         }
       }
-    }
-    // Word indices of this lane's two words in the message payload.
-    const std::uint64_t first_word = ll128_payload_word(line, part, 0);
-    std::uint64_t o0 = 0, o1 = 0;
-    if (active) {
-      o0 = word_step<Type, Op>(c, step, tile, len, first, n, first_word, v0);
-      if (!flag_lane) o1 = word_step<Type, Op>(c, step, tile, len, first, n, first_word + 1, v1);
-    }
-    if (sending) {
-      if (flag_lane) o1 = flag_out;
-      store_ll128_part(out + line * kLL128LineWords + part * 2, o0, o1, active, flag_lane);
+      WEFT_UNROLL
+      for (int u = 0; u < kU; ++u) {
+        const std::uint64_t line = base + 4 * u + group;
+        const bool active = line < lines;
+        std::uint64_t o0 = 0, o1 = 0;
+        if (active) {
+          ll128_lane<Type, Op>(type, src, dst, ll128_payload_word(line, part, 0) * kPerWord, len,
+                               flag_lane, v0[u], v1[u], o0, o1);
+        }
+        if (sending) {
+          if (flag_lane) o1 = flag_out;
+          store_ll128_part(out + (first_line + line) * kLL128LineWords + part * 2, o0, o1, active,
+                           flag_lane);
+        }
+      }
     }
   }
   return true;
@@ -403,117 +554,143 @@ __device__ bool ll128_step(const LaunchArgs& args, const Cta& c, const DeviceSte
 
 // ---- the wait and post phases (thread 0) -------------------------------------------------------
 
-// Dependencies are waited for before the first message of a step only.
-inline __device__ WEFT_NOINLINE bool wait_phase(const LaunchArgs& args, const Cta& c,
-                                               const DeviceStep& step, std::uint64_t tile,
-                                               const WaitSite& site, int protocol,
-                                               bool first_part) {
-  const CtaDescriptor& d = *c.descriptor;
-  for (std::int32_t k = 0; first_part && k < step.dependency_count; ++k) {
-    const DeviceDependency dep = d.dependencies[step.first_dependency + k];
+// Dependencies are waited for before the first message of a step only. Polls are relaxed, then
+// one acquire fence (fence_after_poll) makes what the awaited side published visible.
+inline __device__ WEFT_NOINLINE bool wait_phase(const LaunchArgs& args, CtaShared& cs,
+                                               const DeviceStep* step, std::uint64_t tile,
+                                               int protocol, bool first_part) {
+  const CtaDescriptor& d = *cs.descriptor;
+  const bool system = args.system_scope != 0;
+  for (std::int32_t k = 0; first_part && k < step->dependency_count; ++k) {
+    const DeviceDependency dep = d.dependencies[step->first_dependency + k];
     const std::uint64_t* flag =
         d.flags + static_cast<std::uint64_t>(dep.threadblock) * kFlagStrideWords;
     const std::uint64_t target =
-        dependency_flag(c.launch, tile, static_cast<std::uint64_t>(dep.steps),
+        dependency_flag(cs.launch, tile, static_cast<std::uint64_t>(dep.steps),
                         static_cast<std::uint64_t>(dep.step));
-    Deadline deadline(args.timeout_ns);
-    std::uint64_t seen;
-    while (!flag_reached(seen = load_acquire_gpu(flag), target)) {
-      if (!deadline.keep_waiting(args)) {
-        if (deadline.expired()) {
-          report_failure(args, site, WaitKind::Dependency, dep.threadblock, dep.step, dep.ir_step,
-                         target, seen, deadline.waited_ns());
+    std::uint64_t seen = load_poll(flag, false);
+    if (!flag_reached(seen, target)) {
+      Deadline deadline;
+      do {
+        if (!deadline.keep_waiting(args, d, cs.launch)) {
+          report_wait(args, deadline, cs.site, -1, WaitKind::Dependency, dep.threadblock, dep.step,
+                      dep.ir_step, target, seen);
+          return false;
         }
-        return false;
-      }
+      } while (!flag_reached(seen = load_poll(flag, false), target));
     }
+    fence_after_poll(false);
   }
-  if (step_sends(step.type) && c.sent + 1 > c.depth) {
-    const std::uint64_t target = c.sent + 1 - c.depth;  // messages the receiver must have consumed
-    Deadline deadline(args.timeout_ns);
-    std::uint64_t seen;
-    while ((seen = load_acquire_sys(d.send_head)) < target) {
-      if (!deadline.keep_waiting(args)) {
-        if (deadline.expired()) {
-          WaitSite at = site;
-          at.peer = d.send_peer;
-          report_failure(args, at, WaitKind::Space, -1, -1, -1, target, seen, deadline.waited_ns());
+  if (step_sends(step->type) && cs.sent + 1 > args.fifo_depth) {
+    const std::uint64_t target = cs.sent + 1 - args.fifo_depth;  // messages the receiver consumed
+    std::uint64_t seen = load_poll(d.send_head, system);
+    if (seen < target) {
+      Deadline deadline;
+      do {
+        if (!deadline.keep_waiting(args, d, cs.launch)) {
+          report_wait(args, deadline, cs.site, d.send_peer, WaitKind::Space, -1, -1, -1, target,
+                      seen);
+          return false;
         }
-        return false;
-      }
+      } while ((seen = load_poll(d.send_head, system)) < target);
     }
+    fence_after_poll(system);
   }
-  if (protocol == kSimple && step_receives(step.type)) {
-    const std::uint64_t target = c.received + 1;
-    Deadline deadline(args.timeout_ns);
-    std::uint64_t seen;
-    while ((seen = load_acquire_sys(d.recv_tail)) < target) {
-      if (!deadline.keep_waiting(args)) {
-        if (deadline.expired()) {
-          WaitSite at = site;
-          at.peer = d.recv_peer;
-          report_failure(args, at, WaitKind::Message, -1, -1, -1, target, seen,
-                         deadline.waited_ns());
+  if (protocol == kSimple && step_receives(step->type)) {
+    const std::uint64_t target = cs.received + 1;
+    std::uint64_t seen = load_poll(d.recv_tail, system);
+    if (seen < target) {
+      Deadline deadline;
+      do {
+        if (!deadline.keep_waiting(args, d, cs.launch)) {
+          report_wait(args, deadline, cs.site, d.recv_peer, WaitKind::Message, -1, -1, -1, target,
+                      seen);
+          return false;
         }
-        return false;
-      }
+      } while ((seen = load_poll(d.recv_tail, system)) < target);
+    }
+    fence_after_poll(system);
+  }
+  // Merged re: its further sources at piece 0 of this tile, for every thread (after the barrier).
+  if (step->type == kReduce) {
+    for (std::int32_t k = 0; k < step->source_count; ++k) {
+      const DeviceSource source = d.sources[step->first_source + k];
+      cs.extra[k] = buffer_base(cs, source.buffer) +
+                    (static_cast<std::uint64_t>(source.offset) * args.chunk_elements +
+                     tile * args.tile_elements) *
+                        args.element_bytes;
     }
   }
   return true;
 }
 
-// Completion is published after the last message of a step only.
-__device__ __forceinline__ void post_phase(const Cta& c, const DeviceStep& step, std::uint64_t tile,
+// Completion is published after the last message of a step only: one release fence, cumulative
+// through the barrier before it (every thread's payload stores and slot reads are done), then
+// relaxed stores of every counter the step advances (NCCL's postPeer).
+__device__ __forceinline__ void post_phase(const LaunchArgs& args, const CtaShared& cs,
+                                           const DeviceStep& step, std::uint64_t tile,
                                            std::int32_t flat_step, int protocol, bool last_part) {
-  const CtaDescriptor& d = *c.descriptor;
-  // Every thread's reads of the slot are done (the barrier before this): hand it back.
-  if (step_receives(step.type)) store_release_sys(d.recv_head, c.received + 1);
-  if (protocol == kSimple && step_sends(step.type)) {
-    // Every thread's payload stores precede this store in causality order (the barrier before
-    // it), and a release at system scope is cumulative: the receiver, even on another GPU, sees
-    // the payload once its acquire sees the tail.
-    store_release_sys(d.send_tail, c.sent + 1);
+  const CtaDescriptor& d = *cs.descriptor;
+  const bool acknowledge = step_receives(step.type);
+  const bool post = protocol == kSimple && step_sends(step.type);
+  const bool publish = last_part && (step.flags & kStepPublishes) != 0;
+  if (!acknowledge && !post && !publish) return;
+  // A peer may be another GPU whenever the step talks to one; the progress flag is read only by
+  // this rank's threadblocks, on this device.
+  const bool system = args.system_scope != 0 && (acknowledge || post);
+  fence_before_post(system);
+  if (acknowledge) store_post(d.recv_head, cs.received + 1, system);
+  if (post) store_post(d.send_tail, cs.sent + 1, system);
+  if (publish) {
+    store_post(d.flags + static_cast<std::uint64_t>(d.threadblock) * kFlagStrideWords,
+               dependency_flag(cs.launch, tile, static_cast<std::uint64_t>(d.step_count),
+                               static_cast<std::uint64_t>(flat_step)),
+               false);
   }
-  if (last_part && (step.flags & kStepPublishes) != 0) {
-    // The same argument at GPU scope: the rank's threadblocks all run on this device.
-    store_release_gpu(d.flags + static_cast<std::uint64_t>(d.threadblock) * kFlagStrideWords,
-                      dependency_flag(c.launch, tile, static_cast<std::uint64_t>(d.step_count),
-                                      static_cast<std::uint64_t>(flat_step)));
+}
+
+// Thread 0, when the launch begins: this rank has arrived, in every rank's arrival table.
+__device__ __forceinline__ void announce_arrival(const CtaDescriptor& d, std::uint64_t launch) {
+  for (std::int32_t p = 0; p < d.nranks; ++p) {
+    store_arrival(reinterpret_cast<std::uint64_t*>(d.peer_regions[p] + kArrivalTableOffset) +
+                      d.rank,
+                  launch);
   }
 }
 
 // ---- the kernel ---------------------------------------------------------------------------------
 
 template <class Type, class Op, int kProtocol>
-__global__ void __launch_bounds__(kMaxThreads, 2)
+__global__ void __launch_bounds__(kMaxThreads, 1)
     interpreter_kernel(const __grid_constant__ LaunchArgs args) {
-  WEFT_CTA_SHARED(ThreadblockState, start);
+  WEFT_CTA_SHARED(CtaShared, cs);
   const CtaDescriptor* descriptor = args.ctas + blockIdx.x;
-  if (threadIdx.x == 0) start = *descriptor->state;
-  __syncthreads();
-
-  Cta c;
-  c.descriptor = descriptor;
-  const RankPointers& pointers = args.buffers[descriptor->local_index];
-  c.buffers[0] = pointers.input;
-  c.buffers[1] = pointers.output;
-  c.buffers[2] = pointers.scratch;
-  c.chunk_elements = args.chunk_elements;
-  c.tile_elements = args.tile_elements;
-  c.piece_stride = args.piece_stride_bytes;
-  c.slot_bytes = args.slot_bytes;
-  c.depth = args.fifo_depth;
-  c.launch = start.launches + 1;
-  c.sent = start.sent;
-  c.received = start.received;
-
-  WaitSite site;
-  site.rank = descriptor->rank;
-  site.threadblock = descriptor->threadblock;
-  site.channel = descriptor->channel;
-  site.peer = -1;
-  site.part = 0;
-  site.launch = c.launch;
+  int stop = 0;
+  if (threadIdx.x == 0) {
+    const ThreadblockState start = *descriptor->state;
+    const RankPointers& pointers = args.buffers[descriptor->local_index];
+    cs.descriptor = descriptor;
+    cs.input = pointers.input;
+    cs.output = pointers.output;
+    cs.scratch = pointers.scratch;
+    cs.launch = start.launches + 1;
+    cs.sent = start.sent;
+    cs.received = start.received;
+    cs.site.rank = descriptor->rank;
+    cs.site.threadblock = descriptor->threadblock;
+    cs.site.channel = descriptor->channel;
+    cs.site.launch = cs.launch;
+    cs.site.ir_step = cs.site.flat_step = cs.site.part = 0;
+    cs.site.tile = 0;
+    if (aborted(args)) {
+      // A graph replayed after a failure: leave at once, touching nothing, and say so.
+      report_failure(args, cs.site, -1, WaitKind::Aborted, -1, -1, -1, 0, 0, 0);
+      stop = 1;
+    } else {
+      announce_arrival(*descriptor, cs.launch);
+    }
+  }
+  if (__syncthreads_or(stop)) return;
 
   const std::int32_t steps = descriptor->step_count;
   bool failed = false;
@@ -522,52 +699,58 @@ __global__ void __launch_bounds__(kMaxThreads, 2)
     const std::uint64_t len = args.chunk_elements - tile_start < args.tile_elements
                                   ? args.chunk_elements - tile_start
                                   : args.tile_elements;
-    site.tile = tile;
     for (std::int32_t f = 0; f < steps && !failed; ++f) {
-      const DeviceStep step = descriptor->steps[f];
-      site.ir_step = step.ir_step;
-      site.flat_step = f;
-      site.peer = step_receives(step.type) ? descriptor->recv_peer : descriptor->send_peer;
-      const bool local = !step_receives(step.type) && !step_sends(step.type);
-      const std::uint32_t count = static_cast<std::uint32_t>(step.count);
+      // The step stays in global memory (L1): each phase loads the fields it needs, so that no
+      // copy of it occupies registers across the whole step.
+      const DeviceStep* step = descriptor->steps + f;
+      const std::uint8_t type = step->type;
+      const bool local = !step_receives(type) && !step_sends(type);
+      const std::uint32_t count = static_cast<std::uint32_t>(step->count);
       // A step with more pieces than a slot holds sends them as several messages.
       const std::uint32_t per_message = local ? count : args.pieces_per_message;
       const std::uint32_t parts = (count + per_message - 1) / per_message;
       for (std::uint32_t part = 0; part < parts; ++part) {
         const std::uint32_t first = part * per_message;
         const std::uint32_t n = count - first < per_message ? count - first : per_message;
-        site.part = static_cast<std::int32_t>(part);
         int fail = 0;
         if (threadIdx.x == 0) {
-          fail = wait_phase(args, c, step, tile, site, kProtocol, part == 0) ? 0 : 1;
+          cs.site.ir_step = step->ir_step;
+          cs.site.flat_step = f;
+          cs.site.part = static_cast<std::int32_t>(part);
+          cs.site.tile = tile;
+          fail = wait_phase(args, cs, step, tile, kProtocol, part == 0) ? 0 : 1;
         }
         if (__syncthreads_or(fail)) {
           failed = true;
           break;
         }
-        if (kProtocol == kSimple || local) {
-          bulk_step<Type, Op>(c, step, tile, len, first, n);
+        if (kProtocol == kSimple) {
+          bulk_step<Type, Op>(args, cs, *step, tile, len, first, n);
+        } else if (local) {
+          local_step<Type, Op>(args, cs, step, tile, len, first, n);
         } else if (kProtocol == kLL) {
-          fail = ll_step<Type, Op>(args, c, step, tile, len, first, n, site) ? 0 : 1;
+          fail = ll_step<Type, Op>(args, cs, *step, tile, len, first, n) ? 0 : 1;
         } else {
-          fail = ll128_step<Type, Op>(args, c, step, tile, len, first, n, site) ? 0 : 1;
+          fail = ll128_step<Type, Op>(args, cs, *step, tile, len, first, n) ? 0 : 1;
         }
         if (__syncthreads_or(fail)) {
           failed = true;
           break;
         }
-        if (threadIdx.x == 0) post_phase(c, step, tile, f, kProtocol, part + 1 == parts);
-        if (step_receives(step.type)) ++c.received;
-        if (step_sends(step.type)) ++c.sent;
+        if (threadIdx.x == 0) {
+          post_phase(args, cs, *step, tile, f, kProtocol, part + 1 == parts);
+          if (step_receives(type)) ++cs.received;
+          if (step_sends(type)) ++cs.sent;
+        }
       }
     }
   }
   // After a failure the state stays behind: the host refuses further calls on this communicator.
   if (!failed && threadIdx.x == 0) {
     ThreadblockState end;
-    end.launches = c.launch;
-    end.sent = c.sent;
-    end.received = c.received;
+    end.launches = cs.launch;
+    end.sent = cs.sent;
+    end.received = cs.received;
     *descriptor->state = end;
   }
 }

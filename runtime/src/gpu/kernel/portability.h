@@ -53,6 +53,9 @@
 struct alignas(16) uint4 {
   unsigned x, y, z, w;
 };
+struct alignas(8) uint2 {
+  unsigned x, y;
+};
 
 // Barriers and warp votes: every thread of the CTA (of the warp) must reach them, as on a GPU.
 inline void __syncthreads() {

@@ -33,16 +33,18 @@ struct WaitSite {
   std::int32_t threadblock;
   std::int32_t ir_step;
   std::int32_t flat_step;
-  std::int32_t peer;
   std::int32_t channel;
   std::int32_t part;
   std::uint64_t tile;
   std::uint64_t launch;
 };
 
-// Records the first failure of the communicator (later ones only raise the abort flag).
+// Records the first failure of the communicator (later ones only find the report claimed), and
+// raises the process's abort word so that every wait of every communicator of the process gives
+// up instead of waiting out its own timeout.
 inline __device__ WEFT_NOINLINE void report_failure(const LaunchArgs& args, const WaitSite& site,
-                                                   WaitKind kind, std::int32_t dep_threadblock,
+                                                   std::int32_t peer, WaitKind kind,
+                                                   std::int32_t dep_threadblock,
                                                    std::int32_t dep_step, std::int32_t dep_ir_step,
                                                    std::uint64_t expected, std::uint64_t observed,
                                                    std::uint64_t waited_ns) {
@@ -53,7 +55,7 @@ inline __device__ WEFT_NOINLINE void report_failure(const LaunchArgs& args, cons
     r->threadblock = site.threadblock;
     r->ir_step = site.ir_step;
     r->flat_step = site.flat_step;
-    r->peer = site.peer;
+    r->peer = peer;
     r->channel = site.channel;
     r->dep_threadblock = dep_threadblock;
     r->dep_step = dep_step;
@@ -66,40 +68,97 @@ inline __device__ WEFT_NOINLINE void report_failure(const LaunchArgs& args, cons
     r->waited_ns = waited_ns;
     publish_report(args.report);
   }
-  atomicExch(&args.control->abort, 1u);
+  if (kind != WaitKind::Aborted) store_abort_word(args.abort, args.abort_epoch + 1u);
 }
 
-// Tracks one wait's deadline. The clock starts at the first look, so a wait that succeeds at
-// once costs no clock read.
+__device__ __forceinline__ bool aborted(const LaunchArgs& args) {
+  return load_abort_word(args.abort) != args.abort_epoch;
+}
+
+// The first rank that has not yet entered launch `launch` (its word of the arrival table is
+// older), or −1 when all have.
+__device__ __forceinline__ std::int32_t missing_rank(const CtaDescriptor& d, std::uint64_t launch) {
+  const auto* table = reinterpret_cast<const std::uint64_t*>(d.peer_regions[d.rank] +
+                                                             kArrivalTableOffset);
+  for (std::int32_t p = 0; p < d.nranks; ++p) {
+    if (load_arrival(table + p) < launch) return p;
+  }
+  return -1;
+}
+
+// Tracks one wait. Its clock starts at the first look (a wait that succeeds at once reads no
+// clock). Until every rank has entered the launch, the arrival limit applies (a rank may be late
+// for reasons of its own); from then on the timeout, which therefore measures a deadlock or a
+// stopped peer, not start-up skew. The process's abort word ends every wait at once. It holds
+// only its clock readings (a few registers); what it checks against is passed in each time.
 class Deadline {
  public:
-  __device__ explicit Deadline(std::uint64_t timeout_ns) : timeout_ns_(timeout_ns) {}
+  enum Outcome : std::uint32_t { kWaiting = 0, kExpired = 1, kLate = 2, kAborted = 3 };
 
-  // False when the wait must end: the timeout expired (expired() tells) or another thread of
-  // the communicator failed.
-  __device__ __forceinline__ bool keep_waiting(const LaunchArgs& args) {
+  // False when the wait must end; outcome() says why.
+  __device__ __forceinline__ bool keep_waiting(const LaunchArgs& args, const CtaDescriptor& d,
+                                               std::uint64_t launch) {
     spin_pause();
     if (++spins_ % kSpinsPerCheck != 0) return true;
-    if (load_relaxed_u32(&args.control->abort) != 0u) return false;
+    if (aborted(args)) {
+      outcome_ = kAborted;
+      return false;
+    }
     const std::uint64_t now = global_timer_ns();
     if (start_ == 0) start_ = now;
-    if (now - start_ > timeout_ns_) {
-      expired_ = true;
-      waited_ = now - start_;
+    if (armed_at_ == 0) {
+      late_rank_ = missing_rank(d, launch);
+      if (late_rank_ < 0) {
+        armed_at_ = now;
+      } else if (now - start_ > args.arrival_timeout_ns) {
+        outcome_ = kLate;
+        waited_ = now - start_;
+        return false;
+      }
+    }
+    if (armed_at_ != 0 && now - armed_at_ > args.timeout_ns) {
+      outcome_ = kExpired;
+      waited_ = now - armed_at_;
       return false;
     }
     return true;
   }
-  __device__ bool expired() const { return expired_; }
+  __device__ Outcome outcome() const { return static_cast<Outcome>(outcome_); }
   __device__ std::uint64_t waited_ns() const { return waited_; }
+  __device__ std::int32_t late_rank() const { return late_rank_; }
 
  private:
-  std::uint64_t timeout_ns_;
   std::uint64_t start_ = 0;
+  std::uint64_t armed_at_ = 0;
   std::uint64_t waited_ = 0;
   std::uint32_t spins_ = 0;
-  bool expired_ = false;
+  std::uint32_t outcome_ = kWaiting;
+  std::int32_t late_rank_ = -1;
 };
+
+// Reports why `deadline` ended a wait of kind `kind` at `site`: the wait's own timeout (with the
+// values awaited and seen), a rank that never entered the launch, or the process's abort.
+__device__ __forceinline__ void report_wait(const LaunchArgs& args, const Deadline& deadline,
+                                            const WaitSite& site, std::int32_t peer, WaitKind kind,
+                                            std::int32_t dep_threadblock, std::int32_t dep_step,
+                                            std::int32_t dep_ir_step, std::uint64_t expected,
+                                            std::uint64_t observed) {
+  switch (deadline.outcome()) {
+    case Deadline::kExpired:
+      report_failure(args, site, peer, kind, dep_threadblock, dep_step, dep_ir_step, expected,
+                     observed, deadline.waited_ns());
+      break;
+    case Deadline::kLate:
+      report_failure(args, site, deadline.late_rank(), WaitKind::Arrival, -1, -1, -1, site.launch,
+                     0, deadline.waited_ns());
+      break;
+    case Deadline::kAborted:
+      report_failure(args, site, peer, WaitKind::Aborted, -1, -1, -1, 0, 0, 0);
+      break;
+    case Deadline::kWaiting:
+      break;
+  }
+}
 
 }  // namespace WEFT_KERNEL_BUILD
 }  // namespace weft::gpu::device

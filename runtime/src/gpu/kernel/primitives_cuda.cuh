@@ -31,10 +31,61 @@ __device__ __forceinline__ void store_release_gpu(std::uint64_t* p, std::uint64_
   asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
-__device__ __forceinline__ std::uint32_t load_relaxed_u32(const std::uint32_t* p) {
-  std::uint32_t v;
-  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+// Polling a counter another CTA or GPU advances: relaxed loads while waiting, then one acquire
+// fence once the value is there (fence_after_poll), instead of an acquire on every look. The
+// scope is the system's when a peer may be another GPU, the GPU's when every rank shares it.
+__device__ __forceinline__ std::uint64_t load_poll(const std::uint64_t* p, bool system) {
+  std::uint64_t v;
+  if (system) {
+    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  } else {
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  }
   return v;
+}
+
+__device__ __forceinline__ void fence_after_poll(bool system) {
+  if (system) {
+    asm volatile("fence.acq_rel.sys;" ::: "memory");
+  } else {
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+  }
+}
+
+// Posting counters: one release fence (cumulative through the barrier before it, so it covers
+// every thread's payload stores), then relaxed stores of every counter the step advances.
+__device__ __forceinline__ void fence_before_post(bool system) {
+  fence_after_poll(system);
+}
+
+__device__ __forceinline__ void store_post(std::uint64_t* p, std::uint64_t v, bool system) {
+  if (system) {
+    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+  } else {
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+  }
+}
+
+// The process's abort word, in host-mapped memory every device of the process sees.
+__device__ __forceinline__ std::uint32_t load_abort_word(const std::uint32_t* p) {
+  std::uint32_t v;
+  asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void store_abort_word(std::uint32_t* p, std::uint32_t v) {
+  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// Arrival tables: only ever read to decide when a wait's clock starts, so relaxed is enough.
+__device__ __forceinline__ std::uint64_t load_arrival(const std::uint64_t* p) {
+  std::uint64_t v;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void store_arrival(std::uint64_t* p, std::uint64_t v) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
 __device__ __forceinline__ std::uint64_t global_timer_ns() {

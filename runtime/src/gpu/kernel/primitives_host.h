@@ -30,8 +30,30 @@ inline void store_release_gpu(std::uint64_t* p, std::uint64_t v) {
   store_release_sys(p, v);
 }
 
-inline std::uint32_t load_relaxed_u32(const std::uint32_t* p) {
+// The GPU polls with relaxed loads and fences once; here every poll is an acquire and the fence
+// is nothing, which is at least as strong and what ThreadSanitizer can follow (it does not model
+// standalone fences).
+inline std::uint64_t load_poll(const std::uint64_t* p, bool /*system*/) {
+  return load_acquire_sys(p);
+}
+inline void fence_after_poll(bool /*system*/) {}
+inline void fence_before_post(bool /*system*/) {}
+inline void store_post(std::uint64_t* p, std::uint64_t v, bool /*system*/) {
+  store_release_sys(p, v);
+}
+
+inline std::uint32_t load_abort_word(const std::uint32_t* p) {
   return std::atomic_ref<const std::uint32_t>(*p).load(std::memory_order_relaxed);
+}
+inline void store_abort_word(std::uint32_t* p, std::uint32_t v) {
+  std::atomic_ref<std::uint32_t>(*p).store(v, std::memory_order_relaxed);
+}
+
+inline std::uint64_t load_arrival(const std::uint64_t* p) {
+  return std::atomic_ref<const std::uint64_t>(*p).load(std::memory_order_relaxed);
+}
+inline void store_arrival(std::uint64_t* p, std::uint64_t v) {
+  std::atomic_ref<std::uint64_t>(*p).store(v, std::memory_order_relaxed);
 }
 
 inline std::uint64_t global_timer_ns() {

@@ -24,13 +24,15 @@ std::size_t slot_payload_bytes(ir::Protocol proto, std::size_t slot_bytes);
 // A message holds some of a step's pieces (one piece per chunk the step touches, in this tile)
 // one after another, each starting on a 16-byte boundary of the payload: piece j of a message
 // begins at j × piece_stride_bytes. So vector copies stay aligned on the FIFO side and no 8-byte
-// LL word straddles two pieces.
-std::size_t piece_stride_bytes(std::size_t tile_elements, std::size_t element_bytes);
+// LL word straddles two pieces. For LL128 the boundary is a line's 120 payload bytes, so that
+// every line belongs to one piece.
+std::size_t piece_stride_bytes(ir::Protocol proto, std::size_t tile_elements,
+                               std::size_t element_bytes);
 
 // Elements per tile: the largest T for which `max_count` pieces fit a slot's payload, but at
 // least 16 bytes' worth (steps with more pieces than fit are then sent as several messages),
 // capped by `max_tile_bytes` (0: no cap; at least one element) and by `chunk_elements` (0: no
-// cap). 0 when the payload cannot hold 16 bytes.
+// cap). 0 when the payload cannot hold 16 bytes (LL128: one line).
 std::size_t tile_elements(ir::Protocol proto, const ProtocolOptions& options, int max_count,
                           std::size_t element_bytes, std::size_t max_tile_bytes,
                           std::size_t chunk_elements);

@@ -3,7 +3,8 @@
 // the receiver's `tail` counter there; the receiver acknowledges consumed messages by writing the
 // `head` counter in the sender's region. So every poll reads local memory and every remote access
 // is a write. Each rank computes every rank's layout from the algorithm alone, so the only thing
-// exchanged between ranks is one base address per region.
+// exchanged between ranks is one base address per region. A region opens with its arrival table,
+// which every rank writes when a launch begins (so that timeouts start once all have arrived).
 #pragma once
 
 #include <cstddef>
@@ -33,6 +34,9 @@ struct SendEntry {
 
 struct RegionLayout {
   int rank = 0;
+  // The arrival table (one uint64 per rank, kernel/device_abi.h) opens every region.
+  std::size_t arrival_offset = 0;
+  int nranks = 0;
   std::size_t slot_bytes = 0;
   int depth = 0;
   std::vector<ReceiveEntry> receives;  // sorted by (channel, sender)

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
@@ -106,6 +107,19 @@ class DeviceRuntime {
   // Avg's premultiplication of one rank's input (floating types).
   virtual Status launch_scale(DataType dtype, const device::ScaleArgs& args,
                               StreamHandle stream) = 0;
+
+  // The process's abort word (one per process, seen by every communicator and device of it):
+  // a failing kernel raises it, and every wait of every communicator created before gives up.
+  struct AbortWord {
+    std::uint32_t* device = nullptr;     // for the kernels
+    const std::uint32_t* host = nullptr;  // for reading it on the host
+  };
+  virtual Result<AbortWord> abort_word() = 0;
+
+  // Whether LL128 may run between ranks that share this device: its correctness rests on a
+  // 128-byte store being seen whole by another SM, which a probe of the device checks once
+  // (CUDA); host mode makes the warp's line access whole itself. Fails with the reason.
+  virtual Status ll128_on_one_device() = 0;
 };
 
 }  // namespace weft::gpu

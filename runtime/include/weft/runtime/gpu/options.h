@@ -20,8 +20,13 @@ struct ProtocolOptions {
 };
 
 struct RuntimeOptions {
-  // WEFT_TIMEOUT_S: seconds any single wait in the kernel may last before the call fails.
+  // WEFT_TIMEOUT_S: seconds a wait in the kernel may last, once every rank has entered the call,
+  // before the call fails with the wait's place (a deadlock, or a peer that stopped mid-call).
   double timeout_s = 5.0;
+  // WEFT_ARRIVAL_TIMEOUT_S: seconds a wait may last while some rank has not yet entered the call
+  // at all; a rank that is only late (loading data, writing a checkpoint) is waited for this
+  // long, and named if it never comes.
+  double arrival_timeout_s = 1800.0;
   // WEFT_{SIMPLE,LL,LL128}_SLOT_BYTES and WEFT_FIFO_DEPTH (all protocols).
   ProtocolOptions simple{256 * 1024, 4};
   ProtocolOptions ll{32 * 1024, 8};

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -37,6 +38,23 @@ class SharedWindow {
   virtual std::size_t bytes(int rank) const = 0;
 };
 
+// How a rank reaches a peer's memory, as far as the protocols care: LL128 is correct only where
+// a 128-byte store arrives whole (NVLink; one device once probed; host mode), and the kernel's
+// memory ordering needs system scope wherever a peer is another device.
+enum class LinkKind {
+  SameDevice,  // the peer's memory is on this rank's device
+  NVLink,      // peer access over NVLink (or NVSwitch)
+  PCIe,        // peer access without NVLink: PCIe, or a link without native atomics
+  Host,        // host mode: every rank in host memory
+  Unknown,     // not determined (e.g. the peer's GPU is not visible to this process)
+};
+std::string_view to_string(LinkKind kind);
+
+struct PeerLink {
+  LinkKind kind = LinkKind::Unknown;
+  std::string detail;  // how it was determined, for messages
+};
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -48,6 +66,8 @@ class Transport {
   // The device the windows live on, and how kernels are launched there.
   virtual DeviceKind device_kind() const = 0;
   virtual std::shared_ptr<DeviceRuntime> device_runtime() const = 0;
+  // How local rank `rank` reaches rank `peer` (any rank, local or not).
+  virtual PeerLink peer_link(int rank, int peer) const = 0;
 
   // Collective over all participants, in the same order everywhere: allocates a zeroed region of
   // bytes_per_local_rank[k] bytes for local rank local_ranks()[k] and maps every rank's region
