@@ -1,5 +1,6 @@
 // Several participants in one process (threads), each driving some ranks: the in-process
 // transport's exchange, and, with two or more GPUs, peer access between them.
+#include <chrono>
 #include <thread>
 
 #include "gpu_test_support.h"
@@ -8,9 +9,12 @@ namespace weft::gpu::testing {
 namespace {
 
 // Runs `algo` with `participants` communicators (threads), participant p driving ranks
-// [p·k, (p+1)·k) on device devices[p]; returns the wrong elements summed.
+// [p·k, (p+1)·k) on device devices[p] and starting its calls p × `skew` late; returns the wrong
+// elements summed.
 std::size_t run_participants(const ir::Algorithm& algo, int participants,
-                             const std::vector<int>& devices) {
+                             const std::vector<int>& devices,
+                             const RuntimeOptions& options = small_tiles(),
+                             std::chrono::milliseconds skew = std::chrono::milliseconds(0)) {
   const int n = algo.ngpus;
   const int per = n / participants;
   auto rendezvous = InProcessRendezvous::create(participants);
@@ -33,7 +37,7 @@ std::size_t run_participants(const ir::Algorithm& algo, int participants,
       const int device = devices[static_cast<std::size_t>(p)];
       auto transport = make_in_process_transport(std::move(bootstrap.value()), n, ranks, device);
       if (!transport.ok()) return fail(transport.status());
-      auto comm = Communicator::create(transport.value(), small_tiles());
+      auto comm = Communicator::create(transport.value(), options);
       if (!comm.ok()) return fail(comm.status());
       auto handle = comm.value()->load(algo);
       if (!handle.ok()) return fail(handle.status());
@@ -43,6 +47,7 @@ std::size_t run_participants(const ir::Algorithm& algo, int participants,
                                            DataType::Float, false);
       if (!call.ok()) return fail(call.status());
       if (auto s = call.value()->upload(reference); !s.ok()) return fail(s);
+      std::this_thread::sleep_for(skew * p);
       const StreamHandle stream = perf_device.value()->stream();
       for (int k = 0; k < 5; ++k) {
         if (auto s = call.value()->run(*comm.value(), handle.value(), ReduceOp::Sum, -1, stream);
@@ -71,6 +76,19 @@ TEST_CASE("two participants on one GPU share memory in process", "[gpu][transpor
   // Each participant launches its own kernel; on an otherwise idle GPU both are resident at once.
   CHECK(run_participants(perf::ring_allreduce(4, ir::Protocol::Simple), 2, {0, 0}) == 0);
   CHECK(run_participants(perf::allpairs_allreduce(4, ir::Protocol::LL), 2, {0, 0}) == 0);
+}
+
+TEST_CASE("a participant seconds late is waited for; the timeout starts once all arrived",
+          "[gpu][transport]") {
+  // A timeout far shorter than the skew: before the review's fix the early participant's first
+  // wait failed after 0.5 s. Now its clock starts once every rank has entered the call.
+  RuntimeOptions options = small_tiles();
+  options.timeout_s = 0.5;
+  options.arrival_timeout_s = 60;
+  CHECK(run_participants(perf::ring_allreduce(4, ir::Protocol::Simple), 2, {0, 0}, options,
+                         std::chrono::milliseconds(3000)) == 0);
+  CHECK(run_participants(perf::ring_allreduce(4, ir::Protocol::LL), 2, {0, 0}, options,
+                         std::chrono::milliseconds(3000)) == 0);
 }
 
 TEST_CASE("one participant per GPU with peer access", "[gpu][transport]") {

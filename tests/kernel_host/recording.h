@@ -27,10 +27,14 @@ class RecordingRuntime final : public DeviceRuntime {
     int threads;
   };
   const std::optional<Launch>& last() const { return last_; }
+  // Launches exactly these arguments again, as a graph replays its kernel node.
+  Status relaunch(const Launch& launch) {
+    return inner_->launch_interpreter(launch.dtype, launch.op, launch.protocol, launch.args,
+                                      launch.ctas, launch.threads, nullptr);
+  }
   Status replay() {
     if (!last_) return Status::error(ErrorCode::InvalidUsage, "nothing launched yet");
-    return inner_->launch_interpreter(last_->dtype, last_->op, last_->protocol, last_->args,
-                                      last_->ctas, last_->threads, nullptr);
+    return relaunch(*last_);
   }
 
   DeviceKind kind() const override { return inner_->kind(); }

@@ -46,14 +46,17 @@ typedef enum {
   weftCudaError = 4,
   /* An operating-system failure: socket, file, a bootstrap peer that did not answer. */
   weftSystemError = 5,
-  /* A wait inside the kernel exceeded WEFT_TIMEOUT_S. The message names rank, threadblock, step,
-   * tile and what was awaited. The communicator refuses further calls; destroy it. */
+  /* A wait inside the kernel exceeded WEFT_TIMEOUT_S (with every rank in the call) or
+   * WEFT_ARRIVAL_TIMEOUT_S (a rank never entered it), or another communicator of the process
+   * failed. The message names rank, threadblock, step, tile and what was awaited. The
+   * communicator refuses further calls; destroy it. */
   weftTimeout = 6,
   /* The device cannot hold all threadblocks of the launch at once (they wait on each other, so
    * running them in turns would hang). The message gives both numbers. */
   weftNotResident = 7,
-  /* A call in the wrong state: after a timeout, an unknown handle, a graph capture that would
-   * need an allocation (call weftReserveScratch first). */
+  /* A call in the wrong state: after a timeout, after another communicator of the process
+   * failed, an unknown handle, a graph capture that would need an allocation (call
+   * weftReserveScratch first). */
   weftInvalidUsage = 8,
   /* A bug in Weft. Please report the message. */
   weftInternalError = 9,
