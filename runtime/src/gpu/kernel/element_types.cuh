@@ -126,10 +126,10 @@ union Pack {
   typename Type::Storage elements[kElements];
 };
 
-// Two-wide half and bfloat16 arithmetic (sm_80+): one correctly rounded operation gives the same
-// bits as the reference's "compute in float, round once" (float has more than 2p + 2 bits for
-// both, so rounding twice is harmless); min and max keep NaN as the reference does.
-#if defined(__CUDACC__)
+// Two-wide half and bfloat16 arithmetic (sm_80+; host mode emulates the intrinsics lane by lane):
+// one correctly rounded operation gives the same bits as the reference's "compute in float,
+// round once" (float has more than 2p + 2 bits for both, so rounding twice is harmless); min and
+// max keep NaN as the reference does.
 template <class Op, class T2>
 __device__ __forceinline__ T2 apply_pair(T2 a, T2 b) {
   if constexpr (std::is_same_v<Op, SumOp>) {
@@ -155,34 +155,33 @@ template <>
 struct PairOf<Bfloat16Type> {
   using Pair = __nv_bfloat162;
 };
-#endif
 
 template <class Type, class Op, class V>
 __device__ __forceinline__ V reduce_vector(V a, V b) {
-#if defined(__CUDACC__)
   using Pair = typename PairOf<Type>::Pair;
   if constexpr (!std::is_void_v<Pair>) {
     static_assert(sizeof(V) % sizeof(Pair) == 0);
     constexpr int kPairs = static_cast<int>(sizeof(V) / sizeof(Pair));
-    union {
-      V vector;
-      Pair pairs[kPairs];
-    } x, y;
+    V result = a;
+    WEFT_UNROLL
+    for (int k = 0; k < kPairs; ++k) {
+      Pair x, y;
+      memcpy(&x, reinterpret_cast<const char*>(&a) + k * sizeof(Pair), sizeof(Pair));
+      memcpy(&y, reinterpret_cast<const char*>(&b) + k * sizeof(Pair), sizeof(Pair));
+      const Pair z = apply_pair<Op>(x, y);
+      memcpy(reinterpret_cast<char*>(&result) + k * sizeof(Pair), &z, sizeof(Pair));
+    }
+    return result;
+  } else {
+    Pack<Type, V> x, y;
     x.vector = a;
     y.vector = b;
     WEFT_UNROLL
-    for (int k = 0; k < kPairs; ++k) x.pairs[k] = apply_pair<Op>(x.pairs[k], y.pairs[k]);
+    for (int k = 0; k < Pack<Type, V>::kElements; ++k) {
+      x.elements[k] = reduce<Type, Op>(x.elements[k], y.elements[k]);
+    }
     return x.vector;
   }
-#endif
-  Pack<Type, V> x, y;
-  x.vector = a;
-  y.vector = b;
-  WEFT_UNROLL
-  for (int k = 0; k < Pack<Type, V>::kElements; ++k) {
-    x.elements[k] = reduce<Type, Op>(x.elements[k], y.elements[k]);
-  }
-  return x.vector;
 }
 
 // 8 bytes of elements (an LL line's payload, half an LL128 lane).

@@ -138,6 +138,70 @@ inline __nv_bfloat16 __float2bfloat16_rn(float f) {
   return {::weft::cpu::float_to_bfloat16(f)};
 }
 
+// Their two-wide arithmetic, one correctly rounded operation per lane as sm_80+ does it (min and
+// max return NaN when either operand is NaN), so that host mode runs the kernel's packed path.
+// A pair is its 32 bits (lane 0 in the low half), as CUDA lays it out in memory.
+struct __half2 {
+  std::uint32_t bits;
+};
+struct __nv_bfloat162 {
+  std::uint32_t bits;
+};
+
+namespace weft::gpu::host {
+inline float lane_value(__half2, std::uint16_t bits) {
+  return ::weft::cpu::half_to_float(bits);
+}
+inline float lane_value(__nv_bfloat162, std::uint16_t bits) {
+  return ::weft::cpu::bfloat16_to_float(bits);
+}
+inline std::uint16_t lane_bits(__half2, float f) {
+  return ::weft::cpu::float_to_half(f);
+}
+inline std::uint16_t lane_bits(__nv_bfloat162, float f) {
+  return ::weft::cpu::float_to_bfloat16(f);
+}
+inline float add(float a, float b) {
+  return a + b;
+}
+inline float multiply(float a, float b) {
+  return a * b;
+}
+inline float max_nan(float a, float b) {
+  return std::isnan(a) || std::isnan(b) ? std::nanf("") : (a < b ? b : a);
+}
+inline float min_nan(float a, float b) {
+  return std::isnan(a) || std::isnan(b) ? std::nanf("") : (b < a ? b : a);
+}
+template <class Pair>
+inline Pair lanewise(Pair a, Pair b, float (*operation)(float, float)) {
+  const auto lane = [&](int shift) -> std::uint32_t {
+    const auto x = static_cast<std::uint16_t>(a.bits >> shift);
+    const auto y = static_cast<std::uint16_t>(b.bits >> shift);
+    return static_cast<std::uint32_t>(lane_bits(a, operation(lane_value(a, x), lane_value(a, y))))
+           << shift;
+  };
+  return Pair{lane(0) | lane(16)};
+}
+}  // namespace weft::gpu::host
+
+#define WEFT_HOST_PAIR_OPS(Pair)                                        \
+  inline Pair __hadd2(Pair a, Pair b) {                                 \
+    return ::weft::gpu::host::lanewise(a, b, ::weft::gpu::host::add);   \
+  }                                                                     \
+  inline Pair __hmul2(Pair a, Pair b) {                                 \
+    return ::weft::gpu::host::lanewise(a, b, ::weft::gpu::host::multiply); \
+  }                                                                     \
+  inline Pair __hmax2_nan(Pair a, Pair b) {                             \
+    return ::weft::gpu::host::lanewise(a, b, ::weft::gpu::host::max_nan); \
+  }                                                                     \
+  inline Pair __hmin2_nan(Pair a, Pair b) {                             \
+    return ::weft::gpu::host::lanewise(a, b, ::weft::gpu::host::min_nan); \
+  }
+WEFT_HOST_PAIR_OPS(__half2)
+WEFT_HOST_PAIR_OPS(__nv_bfloat162)
+#undef WEFT_HOST_PAIR_OPS
+
 namespace weft::gpu::device {
 using std::isnan;
 }  // namespace weft::gpu::device
