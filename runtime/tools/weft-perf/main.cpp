@@ -10,6 +10,8 @@
 // traffic in bytes (per device: every rank in emulation).
 #include <cstdio>
 #include <memory>
+#include <set>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -41,6 +43,7 @@ struct Session {
   std::vector<gpu::RankProgram> local_programs;
   double copy_bandwidth = 0;
   bool printer = true;  // rank 0 prints
+  std::set<std::string> not_applicable;  // reasons already printed
 };
 
 Result<ir::Algorithm> read_algorithm(const PerfOptions& o, int nranks) {
@@ -167,7 +170,14 @@ Result<ModeResult> run_mode(Session& s, const cpu::Executor& executor, const Row
   shape.op = o.op;
   shape.in_place = in_place;
   shape.root = o.root;
-  if (!s.comm->applies(s.handle, shape)) return ModeResult{};  // N/A
+  if (const gpu::Applicability verdict = s.comm->applies(s.handle, shape); !verdict) {
+    // The row says N/A; the reason once, as a comment line of the table.
+    if (s.printer && s.not_applicable.insert(verdict.reason).second) {
+      std::printf("# N/A (%s): %s\n", in_place ? "in place" : "out of place",
+                  verdict.reason.c_str());
+    }
+    return ModeResult{};
+  }
   auto call = DeviceCall::create(*s.device, *s.comm, s.algorithm, row.count, o.dtype, in_place);
   if (!call.ok()) return call.status();
   const std::size_t chunk =
