@@ -146,7 +146,8 @@ TEST_CASE("a launch the device cannot hold at once is refused clearly", "[gpu][r
 
 TEST_CASE("misuse is reported with a reason", "[gpu][robustness]") {
   auto e = emulate(ring_allreduce(4, ir::Protocol::Simple));
-  auto call = perf::DeviceCall::create(*e->device, *e->comm, e->algorithm, 400, DataType::Float, false);
+  auto call =
+      perf::DeviceCall::create(*e->device, *e->comm, e->algorithm, 400, DataType::Float, false);
   REQUIRE(call.ok());
   SECTION("an unknown handle") {
     const Status s = e->comm->run(AlgorithmHandle{42}, call.value()->calls(), 400, DataType::Float,

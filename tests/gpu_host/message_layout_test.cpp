@@ -45,7 +45,8 @@ TEST_CASE("every element of a message sits in exactly one payload word", "[messa
         INFO("proto " << ir::to_string(g.proto) << " T " << tile << " len " << len << " n " << n
                       << " element " << g.element_bytes);
         // The lines a message uses fit its slot.
-        if (g.proto == ir::Protocol::LL) CHECK(ll_lines(n, stride, len, element) * 16 <= g.slot_bytes);
+        if (g.proto == ir::Protocol::LL)
+          CHECK(ll_lines(n, stride, len, element) * 16 <= g.slot_bytes);
         if (g.proto == ir::Protocol::LL128) {
           CHECK(ll128_lines(n, stride, len, element) * 128 <= g.slot_bytes);
         }
@@ -91,8 +92,7 @@ TEST_CASE("LL128 lanes cover a line's payload words in order, skipping the flag"
   }
 }
 
-TEST_CASE("LL flags never repeat on a slot within 2^32 - 1 messages and are never 0",
-          "[message]") {
+TEST_CASE("LL flags never repeat on a slot within 2^32 - 1 messages and are never 0", "[message]") {
   // Around the 32-bit wrap: 0 is skipped (a line nobody wrote is zero), and consecutive
   // messages of one slot (depth apart) never share a flag.
   const std::uint64_t wrap = std::uint64_t{1} << 32;

@@ -84,10 +84,11 @@ TEST_CASE("failures: a FIFO too shallow for the algorithm times out on the free 
     RuntimeOptions deep = shallow;
     deep.simple.fifo_depth = deep.ll.fifo_depth = deep.ll128.fifo_depth = 4;
     auto completes = emulate_on_host(perf::three_ahead(proto), deep);
-    auto call = perf::DeviceCall::create(*completes->device, *completes->comm,
-                                         completes->algorithm, 3 * kChunk, DataType::Float, false);
+    auto call = perf::DeviceCall::create(*completes->device, *completes->comm, completes->algorithm,
+                                         3 * kChunk, DataType::Float, false);
     REQUIRE(call.ok());
-    REQUIRE(call.value()->run(*completes->comm, completes->handle, ReduceOp::Sum, -1, nullptr).ok());
+    REQUIRE(
+        call.value()->run(*completes->comm, completes->handle, ReduceOp::Sum, -1, nullptr).ok());
     const Status finished = completes->comm->async_error();
     INFO(finished.str());
     CHECK(finished.ok());
@@ -96,8 +97,8 @@ TEST_CASE("failures: a FIFO too shallow for the algorithm times out on the free 
 
 TEST_CASE("failures: bad calls get the GPU path's errors", "[kernel-host][failures]") {
   auto e = emulate_on_host(perf::ring_allreduce(4, ir::Protocol::Simple));
-  auto call = perf::DeviceCall::create(*e->device, *e->comm, e->algorithm, 400, DataType::Float,
-                                       false);
+  auto call =
+      perf::DeviceCall::create(*e->device, *e->comm, e->algorithm, 400, DataType::Float, false);
   REQUIRE(call.ok());
   SECTION("an unknown handle") {
     const Status s = e->comm->run(AlgorithmHandle{42}, call.value()->calls(), 400, DataType::Float,
@@ -117,8 +118,8 @@ TEST_CASE("failures: bad calls get the GPU path's errors", "[kernel-host][failur
     CHECK_THAT(s.message, Catch::Contains("avg"));
   }
   SECTION("the wrong number of buffer pairs") {
-    const Status s = e->comm->run(e->handle, call.value()->calls().subspan(1), 400,
-                                  DataType::Float, ReduceOp::Sum, -1, nullptr);
+    const Status s = e->comm->run(e->handle, call.value()->calls().subspan(1), 400, DataType::Float,
+                                  ReduceOp::Sum, -1, nullptr);
     CHECK(s.code == ErrorCode::InvalidArgument);
   }
   SECTION("a null buffer") {
@@ -162,8 +163,8 @@ TEST_CASE("failures: a grid larger than the host holds at once is refused clearl
   REQUIRE(call.ok());
   const Status s = call.value()->run(*e->comm, e->handle, ReduceOp::Sum, -1, nullptr);
   CHECK(s.code == ErrorCode::NotResident);
-  CHECK_THAT(s.message, Catch::Contains("2048 threadblocks resident") &&
-                            Catch::Contains("host threads"));
+  CHECK_THAT(s.message,
+             Catch::Contains("2048 threadblocks resident") && Catch::Contains("host threads"));
 }
 
 }  // namespace

@@ -66,8 +66,7 @@ class RecordingRuntime final : public DeviceRuntime {
     last_ = Launch{dtype, op, protocol, args, ctas, threads};
     return inner_->launch_interpreter(dtype, op, protocol, args, ctas, threads, stream);
   }
-  Status launch_scale(DataType dtype, const device::ScaleArgs& args,
-                      StreamHandle stream) override {
+  Status launch_scale(DataType dtype, const device::ScaleArgs& args, StreamHandle stream) override {
     return inner_->launch_scale(dtype, args, stream);
   }
   Result<AbortWord> abort_word() override { return inner_->abort_word(); }

@@ -30,8 +30,8 @@ Recorded emulate_recorded(const ir::Algorithm& algo, const RuntimeOptions& optio
   REQUIRE(host.ok());
   Recorded r;
   r.transport = std::make_shared<RecordingTransport>(host.value(), std::move(links));
-  r.emulation = emulate_over(std::shared_ptr<Transport>(r.transport),
-                             perf::make_host_perf_device(), algo, options);
+  r.emulation = emulate_over(std::shared_ptr<Transport>(r.transport), perf::make_host_perf_device(),
+                             algo, options);
   return r;
 }
 
@@ -98,8 +98,8 @@ TEST_CASE("review: a deadlock is reported after the timeout once every rank has 
   options.timeout_s = 0.3;
   options.arrival_timeout_s = 30;
   auto e = emulate_on_host(perf::deadlock_pair(ir::Protocol::Simple), options);
-  auto call = perf::DeviceCall::create(*e->device, *e->comm, e->algorithm, 4, DataType::Float,
-                                       false);
+  auto call =
+      perf::DeviceCall::create(*e->device, *e->comm, e->algorithm, 4, DataType::Float, false);
   REQUIRE(call.ok());
   const auto start = Clock::now();
   REQUIRE(call.value()->run(*e->comm, e->handle, ReduceOp::Sum, -1, nullptr).ok());
@@ -117,8 +117,8 @@ TEST_CASE("review: a rank that never enters the call is waited for, then named",
   options.timeout_s = 0.1;
   options.arrival_timeout_s = 1.5;
   auto e = emulate_on_host(deadlock_with_absent_rank(), options);
-  auto call = perf::DeviceCall::create(*e->device, *e->comm, e->algorithm, 4, DataType::Float,
-                                       false);
+  auto call =
+      perf::DeviceCall::create(*e->device, *e->comm, e->algorithm, 4, DataType::Float, false);
   REQUIRE(call.ok());
   const auto start = Clock::now();
   REQUIRE(call.value()->run(*e->comm, e->handle, ReduceOp::Sum, -1, nullptr).ok());
@@ -126,9 +126,8 @@ TEST_CASE("review: a rank that never enters the call is waited for, then named",
   const Status status = e->comm->async_error();
   INFO(status.str());
   CHECK(status.code == ErrorCode::Timeout);
-  CHECK_THAT(status.message,
-             Catch::Contains("rank 2 had not entered the call") &&
-                 Catch::Contains("WEFT_ARRIVAL_TIMEOUT_S"));
+  CHECK_THAT(status.message, Catch::Contains("rank 2 had not entered the call") &&
+                                 Catch::Contains("WEFT_ARRIVAL_TIMEOUT_S"));
 }
 
 TEST_CASE("review: one communicator's failure stops another's waits at once",
@@ -149,9 +148,8 @@ TEST_CASE("review: one communicator's failure stops another's waits at once",
   REQUIRE(call_b.ok());
   const auto start = Clock::now();
   Status launched_b;
-  std::thread waiting([&] {
-    launched_b = call_b.value()->run(*b->comm, b->handle, ReduceOp::Sum, -1, nullptr);
-  });
+  std::thread waiting(
+      [&] { launched_b = call_b.value()->run(*b->comm, b->handle, ReduceOp::Sum, -1, nullptr); });
   REQUIRE(call_a.value()->run(*a->comm, a->handle, ReduceOp::Sum, -1, nullptr).ok());
   waiting.join();
   CHECK(launched_b.ok());
@@ -210,8 +208,8 @@ TEST_CASE("review: LL128 is refused over a link that may tear its lines, with th
     }
     return PeerLink{LinkKind::NVLink, "a fake link table"};
   };
-  auto ll128 = emulate_recorded(perf::ring_allreduce(4, ir::Protocol::LL128), line_options(),
-                                links);
+  auto ll128 =
+      emulate_recorded(perf::ring_allreduce(4, ir::Protocol::LL128), line_options(), links);
   Emulation& e = *ll128.emulation;
   CallShape shape;
   shape.collective = ir::Collective::AllReduce;
@@ -223,8 +221,8 @@ TEST_CASE("review: LL128 is refused over a link that may tear its lines, with th
   CHECK_FALSE(verdict.applies);
   CHECK_THAT(verdict.reason, Catch::Contains("LL128") && Catch::Contains("ranks 0 and 1") &&
                                  Catch::Contains("PCIe"));
-  auto call = perf::DeviceCall::create(*e.device, *e.comm, e.algorithm, 4 * kChunk,
-                                       DataType::Float, false);
+  auto call =
+      perf::DeviceCall::create(*e.device, *e.comm, e.algorithm, 4 * kChunk, DataType::Float, false);
   REQUIRE(call.ok());
   const Status refused = call.value()->run(*e.comm, e.handle, ReduceOp::Sum, -1, nullptr);
   CHECK(refused.code == ErrorCode::NotApplicable);
@@ -235,8 +233,10 @@ TEST_CASE("review: LL128 is refused over a link that may tear its lines, with th
     auto other = emulate_recorded(perf::ring_allreduce(4, proto), line_options(), links);
     CHECK(run_checked(*other.emulation, {kChunk, DataType::Float, ReduceOp::Sum, false}) == 0);
   }
-  auto nvlink = emulate_recorded(perf::ring_allreduce(4, ir::Protocol::LL128), line_options(),
-                                 [](int, int) { return PeerLink{LinkKind::NVLink, "fake"}; });
+  auto nvlink =
+      emulate_recorded(perf::ring_allreduce(4, ir::Protocol::LL128), line_options(), [](int, int) {
+        return PeerLink{LinkKind::NVLink, "fake"};
+      });
   CHECK(run_checked(*nvlink.emulation, {kChunk, DataType::Float, ReduceOp::Sum, false}) == 0);
 }
 

@@ -7,10 +7,9 @@
 namespace weft::gpu::testing {
 namespace {
 
-constexpr DataType kAllTypes[] = {DataType::Int8,  DataType::Uint8,  DataType::Int32,
-                                  DataType::Uint32, DataType::Int64, DataType::Uint64,
-                                  DataType::Half,  DataType::Float,  DataType::Double,
-                                  DataType::Bfloat16};
+constexpr DataType kAllTypes[] = {
+    DataType::Int8,   DataType::Uint8, DataType::Int32, DataType::Uint32, DataType::Int64,
+    DataType::Uint64, DataType::Half,  DataType::Float, DataType::Double, DataType::Bfloat16};
 
 int every_type_and_operator(const ir::Algorithm& algo) {
   auto e = emulate_on_host(algo);

@@ -85,9 +85,9 @@ inline std::size_t run_checked(Emulation& e, const CallSpec& c) {
       perf::compute_reference(executor, c.chunk_elements, c.dtype, c.op, c.root, c.in_place);
   INFO(reference.error);
   REQUIRE(reference.error.empty());
-  auto call = perf::DeviceCall::create(*e.device, *e.comm, e.algorithm,
-                                       count_for(e.algorithm, c.chunk_elements), c.dtype,
-                                       c.in_place);
+  auto call =
+      perf::DeviceCall::create(*e.device, *e.comm, e.algorithm,
+                               count_for(e.algorithm, c.chunk_elements), c.dtype, c.in_place);
   INFO(call.status().str());
   REQUIRE(call.ok());
   REQUIRE(call.value()->upload(reference).ok());

@@ -103,9 +103,9 @@ class CommunicatorImpl final : public Communicator {
 
   Status initialise() {
     if (!runtime_) {
-      return Status::error(ErrorCode::InvalidArgument,
-                           fmt::format("communicator: the {} transport has no device runtime",
-                                       transport_->name()));
+      return Status::error(
+          ErrorCode::InvalidArgument,
+          fmt::format("communicator: the {} transport has no device runtime", transport_->name()));
     }
     auto control = runtime_->allocate(sizeof(device::Control), "the communicator's control word");
     if (!control.ok()) return control.status();
@@ -195,7 +195,8 @@ class CommunicatorImpl final : public Communicator {
       const int rank = local_ranks_[k];
       const auto scratch =
           static_cast<std::size_t>(ir::scratch_extent_chunks(algo, rank)) * chunk * element;
-      if (auto s = loaded.scratch.ensure(k, scratch, *runtime_, false, "scratch"); !s.ok()) return s;
+      if (auto s = loaded.scratch.ensure(k, scratch, *runtime_, false, "scratch"); !s.ok())
+        return s;
       if (is_floating(dtype)) {
         const auto input =
             static_cast<std::size_t>(ir::input_extent_chunks(algo, rank)) * chunk * element;
@@ -219,8 +220,8 @@ class CommunicatorImpl final : public Communicator {
     }
     device::ErrorReport copy;
     std::memcpy(&copy, report, sizeof(copy));
-    return Status::error(ErrorCode::Timeout, fmt::format("{}: {}", runtime_->describe(),
-                                                         describe_failure(copy)));
+    return Status::error(ErrorCode::Timeout,
+                         fmt::format("{}: {}", runtime_->describe(), describe_failure(copy)));
   }
 
   Status run(AlgorithmHandle handle, std::span<const RankBuffers> calls, std::size_t count,
@@ -256,7 +257,7 @@ class CommunicatorImpl final : public Communicator {
                              fmt::format("run: rank {} has a null buffer", local_ranks_[k]));
       }
       const bool mine = ir::is_in_place_call(algo.collective, local_ranks_[k], calls[k].sendbuf,
-                                               calls[k].recvbuf, count, element);
+                                             calls[k].recvbuf, count, element);
       if (k == 0) {
         in_place = mine;
       } else if (mine != in_place) {
@@ -326,8 +327,8 @@ class CommunicatorImpl final : public Communicator {
     auto threads = resident_threads(dtype, op, algo.protocol, loaded.cta_count);
     if (!threads.ok()) return threads.status();
     if (op == ReduceOp::Avg) {
-      if (auto s = premultiply(loaded, calls, plan.value(), dtype, in_place, capturing, stream,
-                               args);
+      if (auto s =
+              premultiply(loaded, calls, plan.value(), dtype, in_place, capturing, stream, args);
           !s.ok()) {
         return s;
       }
@@ -413,8 +414,8 @@ class CommunicatorImpl final : public Communicator {
       auto block =
           runtime_->allocate(layout.total_bytes, fmt::format("the program of rank {}", rank));
       if (!block.ok()) return block.status();
-      if (auto s = runtime_->upload(block.value().get(),
-                                    pack_private(program, layout, memory.regions));
+      if (auto s =
+              runtime_->upload(block.value().get(), pack_private(program, layout, memory.regions));
           !s.ok()) {
         return s;
       }
@@ -478,8 +479,8 @@ class CommunicatorImpl final : public Communicator {
     const auto key = std::tuple{dtype, op, protocol, ctas};
     if (auto it = threads_.find(key); it != threads_.end()) return it->second;
     std::string tried;
-    for (int threads = runtime_->max_threads(options_.threads);
-         threads >= runtime_->min_threads(); threads /= 2) {
+    for (int threads = runtime_->max_threads(options_.threads); threads >= runtime_->min_threads();
+         threads /= 2) {
       auto residency = runtime_->resident_ctas(dtype, op, protocol, threads);
       if (!residency.ok()) return residency.status();
       if (residency.value().ctas >= ctas) {

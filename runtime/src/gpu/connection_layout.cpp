@@ -54,9 +54,8 @@ RegionLayout layout_region(const ir::Algorithm& algo, int rank, const ProtocolOp
 
   layout.nranks = algo.ngpus;
   layout.arrival_offset = 0;
-  std::size_t offset =
-      align_up(static_cast<std::size_t>(std::max(algo.ngpus, 1)) * sizeof(std::uint64_t),
-               kCounterStride);
+  std::size_t offset = align_up(
+      static_cast<std::size_t>(std::max(algo.ngpus, 1)) * sizeof(std::uint64_t), kCounterStride);
   for (auto& entry : layout.receives) {
     entry.tail_offset = offset;
     offset += kCounterStride;

@@ -129,8 +129,7 @@ class CudaRuntime final : public DeviceRuntime {
     return {};
   }
 
-  Status launch_scale(DataType dtype, const device::ScaleArgs& args,
-                      StreamHandle stream) override {
+  Status launch_scale(DataType dtype, const device::ScaleArgs& args, StreamHandle stream) override {
     const void* kernel = cuda_scale_kernel(dtype);
     if (kernel == nullptr) {
       return Status::error(ErrorCode::NotApplicable,

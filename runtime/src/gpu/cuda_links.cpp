@@ -31,7 +31,8 @@ constexpr unsigned kNvlinkMaxLinks = 18;  // NVML_NVLINK_MAX_LINKS on Hopper
 constexpr int kNvlinkDeviceTypeSwitch = 2;
 
 // "0000:18:00.0" and "00000000:18:00.0" name the same function: compare the numbers.
-std::optional<std::tuple<unsigned, unsigned, unsigned, unsigned>> parse_bus_id(std::string_view id) {
+std::optional<std::tuple<unsigned, unsigned, unsigned, unsigned>> parse_bus_id(
+    std::string_view id) {
   unsigned domain = 0, bus = 0, device = 0, function = 0;
   const std::string text(id);
   if (std::sscanf(text.c_str(), "%x:%x:%x.%x", &domain, &bus, &device, &function) != 4) {
@@ -131,7 +132,8 @@ PeerLink cuda_peer_link(int device, std::string_view peer_bus_id) {
   const Nvml::Links a = nvml.links(mine, peer_bus_id);
   const Nvml::Links b = nvml.links(peer_bus_id, mine);
   if (!a.found) return {LinkKind::Unknown, fmt::format("NVML does not know GPU {}", mine)};
-  if (a.to_peer) return {LinkKind::NVLink, fmt::format("{} has an NVLink to {}", mine, peer_bus_id)};
+  if (a.to_peer)
+    return {LinkKind::NVLink, fmt::format("{} has an NVLink to {}", mine, peer_bus_id)};
   if (a.to_switch && b.found && b.to_switch) {
     return {LinkKind::NVLink, fmt::format("{} and {} are both on NVSwitch", mine, peer_bus_id)};
   }

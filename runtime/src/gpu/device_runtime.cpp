@@ -8,19 +8,26 @@ namespace weft::gpu {
 
 std::string_view to_string(DeviceKind kind) {
   switch (kind) {
-    case DeviceKind::Cuda: return "cuda";
-    case DeviceKind::Host: return "host";
+    case DeviceKind::Cuda:
+      return "cuda";
+    case DeviceKind::Host:
+      return "host";
   }
   return "unknown";
 }
 
 std::string_view to_string(LinkKind kind) {
   switch (kind) {
-    case LinkKind::SameDevice: return "the same device";
-    case LinkKind::NVLink: return "NVLink";
-    case LinkKind::PCIe: return "PCIe";
-    case LinkKind::Host: return "host memory";
-    case LinkKind::Unknown: return "an unknown link";
+    case LinkKind::SameDevice:
+      return "the same device";
+    case LinkKind::NVLink:
+      return "NVLink";
+    case LinkKind::PCIe:
+      return "PCIe";
+    case LinkKind::Host:
+      return "host memory";
+    case LinkKind::Unknown:
+      return "an unknown link";
   }
   return "an unknown link";
 }

@@ -132,8 +132,8 @@ class CudaTransport final : public Transport {
 
   PeerLink peer_link(int /*rank*/, int peer) const override {
     if (peer < 0 || peer >= nranks_ || owner_.empty()) return {LinkKind::Unknown, "no such rank"};
-    const ParticipantRecord& who = participants_[static_cast<std::size_t>(
-        owner_[static_cast<std::size_t>(peer)])];
+    const ParticipantRecord& who =
+        participants_[static_cast<std::size_t>(owner_[static_cast<std::size_t>(peer)])];
     const ParticipantRecord& me = participants_[static_cast<std::size_t>(bootstrap_->rank())];
     if (who.pid == me.pid && who.device == device_) {
       return {LinkKind::SameDevice, fmt::format("both on device {}", device_)};

@@ -284,7 +284,8 @@ inline ir::Algorithm wide_exchange(int chunks, ir::Protocol proto) {
     gpu.input_chunks = gpu.output_chunks = chunks;
     ir::Threadblock tb;
     tb.send = tb.recv = 1 - r;
-    tb.steps.push_back(make_step(StepType::Send, BufferKind::Input, 0, BufferKind::None, -1, chunks));
+    tb.steps.push_back(
+        make_step(StepType::Send, BufferKind::Input, 0, BufferKind::None, -1, chunks));
     tb.steps.push_back(
         make_step(StepType::RecvReduceCopy, BufferKind::Input, 0, BufferKind::Output, 0, chunks));
     gpu.threadblocks.push_back(tb);

@@ -42,7 +42,7 @@ struct Session {
   gpu::AlgorithmHandle handle;
   std::vector<gpu::RankProgram> local_programs;
   double copy_bandwidth = 0;
-  bool printer = true;  // rank 0 prints
+  bool printer = true;                   // rank 0 prints
   std::set<std::string> not_applicable;  // reasons already printed
 };
 
@@ -134,7 +134,9 @@ Status settle(Session& s) {
 // graph replayed G times.
 Result<double> time_calls(Session& s, const DeviceCall& call) {
   const PerfOptions& o = s.options;
-  const auto enqueue = [&] { return call.run(*s.comm, s.handle, o.op, o.root, s.device->stream()); };
+  const auto enqueue = [&] {
+    return call.run(*s.comm, s.handle, o.op, o.root, s.device->stream());
+  };
   for (int i = 0; i < o.warmup; ++i) {
     if (auto st = enqueue(); !st.ok()) return st;
   }

@@ -64,8 +64,7 @@ class CudaPerfDevice final : public PerfDevice {
   }
   gpu::Status download(std::span<std::byte> destination, const void* source) override {
     PERF_CUDA(cudaSetDevice(device_));
-    PERF_CUDA(
-        cudaMemcpy(destination.data(), source, destination.size(), cudaMemcpyDeviceToHost));
+    PERF_CUDA(cudaMemcpy(destination.data(), source, destination.size(), cudaMemcpyDeviceToHost));
     return {};
   }
   gpu::Status fill(void* destination, unsigned char byte, std::size_t bytes) override {

@@ -72,9 +72,10 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
   app.add_option("--rendezvous", o.rendezvous,
                  "host:port where rank 0 listens (multi-process mode)");
   std::string device;
-  auto* device_option = app.add_option("--device", device,
-                 "CUDA device number (default: rank modulo device count), or 'host' for host "
-                 "mode");
+  auto* device_option =
+      app.add_option("--device", device,
+                     "CUDA device number (default: rank modulo device count), or 'host' for host "
+                     "mode");
   app.add_option("--timeout", o.timeout_s,
                  "seconds a kernel wait may last (default WEFT_TIMEOUT_S)")
       ->check(CLI::PositiveNumber);
@@ -124,7 +125,8 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
   if (device == "host") {
     o.host = true;
   } else if (device_option->count() > 0) {
-    const auto [end, error] = std::from_chars(device.data(), device.data() + device.size(), o.device);
+    const auto [end, error] =
+        std::from_chars(device.data(), device.data() + device.size(), o.device);
     if (error != std::errc{} || end != device.data() + device.size() || o.device < 0) {
       return fail(fmt::format("--device: '{}' is neither a device number nor 'host'", device));
     }

@@ -23,8 +23,8 @@ class HostRuntime final : public DeviceRuntime {
   std::string describe() const override { return "the host (host mode)"; }
 
   Result<DeviceMemory> allocate(std::size_t bytes, std::string_view what) override {
-    const std::size_t size = (std::max<std::size_t>(bytes, 1) + kAlignment - 1) / kAlignment *
-                             kAlignment;
+    const std::size_t size =
+        (std::max<std::size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
     void* pointer = std::aligned_alloc(kAlignment, size);
     if (pointer == nullptr) {
       return Status::error(ErrorCode::SystemError,
@@ -52,9 +52,7 @@ class HostRuntime final : public DeviceRuntime {
   Status synchronize() override { return {}; }
   Result<bool> capturing(StreamHandle /*stream*/) override { return false; }
 
-  int max_threads(int configured) const override {
-    return std::min(configured, kMaxThreadsPerCta);
-  }
+  int max_threads(int configured) const override { return std::min(configured, kMaxThreadsPerCta); }
   int min_threads() const override { return kMinThreadsPerCta; }
 
   bool has_interpreter(DataType dtype, ReduceOp op, ir::Protocol protocol) const override {
@@ -64,8 +62,8 @@ class HostRuntime final : public DeviceRuntime {
   Result<Residency> resident_ctas(DataType /*dtype*/, ReduceOp /*op*/, ir::Protocol /*protocol*/,
                                   int threads) override {
     const int ctas = kThreadBudget / std::max(threads, 1);
-    return Residency{ctas, fmt::format("{} host threads / {} per CTA = {}", kThreadBudget,
-                                       threads, ctas)};
+    return Residency{
+        ctas, fmt::format("{} host threads / {} per CTA = {}", kThreadBudget, threads, ctas)};
   }
 
   Status launch_interpreter(DataType dtype, ReduceOp op, ir::Protocol protocol,

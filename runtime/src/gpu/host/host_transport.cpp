@@ -71,9 +71,8 @@ class HostTransport final : public Transport {
 
 Result<std::shared_ptr<Transport>> make_host_transport(int nranks) {
   if (nranks < 1 || nranks > device::kMaxLocalRanks) {
-    return Status::error(ErrorCode::InvalidArgument,
-                         fmt::format("host mode: 1 to {} ranks, not {}", device::kMaxLocalRanks,
-                                     nranks));
+    return Status::error(ErrorCode::InvalidArgument, fmt::format("host mode: 1 to {} ranks, not {}",
+                                                                 device::kMaxLocalRanks, nranks));
   }
   return std::shared_ptr<Transport>(std::make_shared<HostTransport>(nranks));
 }

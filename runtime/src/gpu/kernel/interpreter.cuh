@@ -78,7 +78,7 @@ struct CtaShared {
 };
 
 __device__ __forceinline__ char* buffer_base(const CtaShared& cs, DeviceBuffer buffer) {
-  return buffer == DeviceBuffer::Input ? cs.input
+  return buffer == DeviceBuffer::Input    ? cs.input
          : buffer == DeviceBuffer::Output ? cs.output
                                           : cs.scratch;
 }
@@ -102,8 +102,8 @@ __device__ __forceinline__ char* piece_pointer(const LaunchArgs& args, const Cta
 template <class Type, class Op, class V>
 __device__ __forceinline__ void process_vectors(std::uint64_t packs, const char* a, const char* b,
                                                 const char* const* extra,
-                                                std::uint64_t extra_offset, int extras,
-                                                char* out1, char* out2) {
+                                                std::uint64_t extra_offset, int extras, char* out1,
+                                                char* out2) {
   // Two vectors in flight per thread: four would not fit the 128 registers every half,
   // bfloat16 and 8-bit instantiation may use at 512 threads without spilling.
   constexpr int kUnroll = 2;
@@ -158,11 +158,11 @@ __device__ __forceinline__ void process_span(std::uint64_t n, const char* a, con
                                              const char* const* extra, std::uint64_t extra_offset,
                                              int extras, char* out1, char* out2) {
   using S = typename Type::Storage;
-  std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(a) |
-                        reinterpret_cast<std::uintptr_t>(b) |
+  std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(a) | reinterpret_cast<std::uintptr_t>(b) |
                         reinterpret_cast<std::uintptr_t>(out1) |
                         reinterpret_cast<std::uintptr_t>(out2);
-  for (int k = 0; k < extras; ++k) bits |= reinterpret_cast<std::uintptr_t>(extra[k] + extra_offset);
+  for (int k = 0; k < extras; ++k)
+    bits |= reinterpret_cast<std::uintptr_t>(extra[k] + extra_offset);
   std::uint64_t done = 0;
   if ((bits & 15u) == 0) {
     constexpr std::uint64_t kPer = 16 / sizeof(S);
@@ -206,8 +206,8 @@ __device__ __forceinline__ void bulk_step(const LaunchArgs& args, const CtaShare
   const char* in = step_receives(type)
                        ? d.recv_fifo + (cs.received % args.fifo_depth) * args.slot_bytes
                        : nullptr;
-  char* out = step_sends(type) ? d.send_fifo + (cs.sent % args.fifo_depth) * args.slot_bytes
-                               : nullptr;
+  char* out =
+      step_sends(type) ? d.send_fifo + (cs.sent % args.fifo_depth) * args.slot_bytes : nullptr;
   const int extras = type == kReduce ? step.source_count : 0;
   // The loader picks the order that reads every shared piece before overwriting it (only local
   // steps are ever reversed, so the slot layout of a message is untouched).
@@ -222,7 +222,8 @@ __device__ __forceinline__ void bulk_step(const LaunchArgs& args, const CtaShare
                     : nullptr;
     const char* slot_in = in != nullptr ? in + (j - first) * args.piece_stride_bytes : nullptr;
     char* slot_out = out != nullptr ? out + (j - first) * args.piece_stride_bytes : nullptr;
-    const std::uint64_t extra_offset = static_cast<std::uint64_t>(j) * args.chunk_elements * sizeof(S);
+    const std::uint64_t extra_offset =
+        static_cast<std::uint64_t>(j) * args.chunk_elements * sizeof(S);
     switch (type) {
       case kSend:
         process_span<Type, Op>(len, src, nullptr, cs.extra, 0, 0, slot_out, nullptr);
@@ -325,8 +326,8 @@ __device__ __forceinline__ std::uint32_t word_count(std::uint64_t e, std::uint64
 // The slow path of an LL receive: polls `p` until both flags are `flag` (true, `line` holds it)
 // or the wait ends (false, reported). Out of line: the fast path keeps its registers.
 inline __device__ WEFT_NOINLINE bool wait_ll_line(const LaunchArgs& args, const CtaShared& cs,
-                                                 const LLLine* p, std::uint32_t flag,
-                                                 LLLine& line) {
+                                                  const LLLine* p, std::uint32_t flag,
+                                                  LLLine& line) {
   const CtaDescriptor& d = *cs.descriptor;
   Deadline deadline;
   do {
@@ -343,9 +344,9 @@ inline __device__ WEFT_NOINLINE bool wait_ll_line(const LaunchArgs& args, const 
 // The lines of an LL slot that message of n pieces of `words` words each leaves alone (each
 // piece's tail up to the stride, and everything after the last piece), written with `flag`.
 inline __device__ WEFT_NOINLINE void rewrite_ll_padding(const LaunchArgs& args, LLLine* out,
-                                                       std::uint32_t n, std::uint64_t words,
-                                                       std::uint64_t stride_lines,
-                                                       std::uint32_t flag) {
+                                                        std::uint32_t n, std::uint64_t words,
+                                                        std::uint64_t stride_lines,
+                                                        std::uint32_t flag) {
   const std::uint64_t slot_lines = args.slot_bytes / sizeof(LLLine);
   for (std::uint32_t q = 0; q <= n; ++q) {
     const std::uint64_t begin = q * stride_lines + (q < n ? words : 0);
@@ -366,12 +367,14 @@ __device__ bool ll_step(const LaunchArgs& args, const CtaShared& cs, const Devic
   const bool receiving = step_receives(type);
   const bool sending = step_sends(type);
   const CtaDescriptor& d = *cs.descriptor;
-  const LLLine* in = receiving ? reinterpret_cast<const LLLine*>(
-                                     d.recv_fifo + (cs.received % args.fifo_depth) * args.slot_bytes)
-                               : nullptr;
-  LLLine* out = sending ? reinterpret_cast<LLLine*>(d.send_fifo +
-                                                    (cs.sent % args.fifo_depth) * args.slot_bytes)
-                        : nullptr;
+  const LLLine* in = receiving
+                         ? reinterpret_cast<const LLLine*>(
+                               d.recv_fifo + (cs.received % args.fifo_depth) * args.slot_bytes)
+                         : nullptr;
+  LLLine* out =
+      sending
+          ? reinterpret_cast<LLLine*>(d.send_fifo + (cs.sent % args.fifo_depth) * args.slot_bytes)
+          : nullptr;
   const std::uint32_t flag_in = ll_flag(cs.received);
   const std::uint32_t flag_out = ll_flag(cs.sent);
   const std::uint64_t words = piece_words(len, sizeof(S));
@@ -393,8 +396,8 @@ __device__ bool ll_step(const LaunchArgs& args, const CtaShared& cs, const Devic
             !wait_ll_line(args, cs, in + first_line + w, flag_in, line)) {
           return false;
         }
-        data = static_cast<std::uint64_t>(line.data0) |
-               (static_cast<std::uint64_t>(line.data1) << 32);
+        data =
+            static_cast<std::uint64_t>(line.data0) | (static_cast<std::uint64_t>(line.data1) << 32);
       }
       const std::uint64_t e = w * kPerWord;
       const std::uint64_t result =
@@ -427,8 +430,8 @@ __device__ __forceinline__ void ll128_lane(std::uint8_t type, const char* src, c
   const bool whole = !flag_lane && e + 2 * kPerWord <= len;
   const char* s = src != nullptr ? src + e * sizeof(S) : nullptr;
   char* t = dst != nullptr ? dst + e * sizeof(S) : nullptr;
-  if (whole && ((reinterpret_cast<std::uintptr_t>(s) | reinterpret_cast<std::uintptr_t>(t)) &
-                15u) == 0) {
+  if (whole &&
+      ((reinterpret_cast<std::uintptr_t>(s) | reinterpret_cast<std::uintptr_t>(t)) & 15u) == 0) {
     uint4 in;
     memcpy(&in, &v0, 8);
     memcpy(reinterpret_cast<char*>(&in) + 8, &v1, 8);
@@ -557,8 +560,8 @@ __device__ bool ll128_step(const LaunchArgs& args, const CtaShared& cs, const De
 // Dependencies are waited for before the first message of a step only. Polls are relaxed, then
 // one acquire fence (fence_after_poll) makes what the awaited side published visible.
 inline __device__ WEFT_NOINLINE bool wait_phase(const LaunchArgs& args, CtaShared& cs,
-                                               const DeviceStep* step, std::uint64_t tile,
-                                               int protocol, bool first_part) {
+                                                const DeviceStep* step, std::uint64_t tile,
+                                                int protocol, bool first_part) {
   const CtaDescriptor& d = *cs.descriptor;
   const bool system = args.system_scope != 0;
   for (std::int32_t k = 0; first_part && k < step->dependency_count; ++k) {
@@ -652,9 +655,8 @@ __device__ __forceinline__ void post_phase(const LaunchArgs& args, const CtaShar
 // Thread 0, when the launch begins: this rank has arrived, in every rank's arrival table.
 __device__ __forceinline__ void announce_arrival(const CtaDescriptor& d, std::uint64_t launch) {
   for (std::int32_t p = 0; p < d.nranks; ++p) {
-    store_arrival(reinterpret_cast<std::uint64_t*>(d.peer_regions[p] + kArrivalTableOffset) +
-                      d.rank,
-                  launch);
+    store_arrival(
+        reinterpret_cast<std::uint64_t*>(d.peer_regions[p] + kArrivalTableOffset) + d.rank, launch);
   }
 }
 

@@ -2,16 +2,15 @@
 
 #include <cuda_runtime_api.h>
 
-
 #include "../cuda_check.h"
 
 namespace weft::gpu {
 
 namespace {
 
-__global__ void ll128_probe_kernel(std::uint64_t* lines, std::uint32_t nlines,
-                                   std::uint32_t rounds, std::uint32_t writers, bool jitter,
-                                   unsigned long long* counters, unsigned* writers_done) {
+__global__ void ll128_probe_kernel(std::uint64_t* lines, std::uint32_t nlines, std::uint32_t rounds,
+                                   std::uint32_t writers, bool jitter, unsigned long long* counters,
+                                   unsigned* writers_done) {
   const unsigned lane = threadIdx.x % 32;
   const unsigned warp = threadIdx.x / 32;
   const unsigned warps = blockDim.x / 32;
@@ -27,9 +26,10 @@ __global__ void ll128_probe_kernel(std::uint64_t* lines, std::uint32_t nlines,
         const std::uint64_t value = round;
         __syncwarp();
         if (line < nlines) {
-          asm volatile("st.volatile.global.v2.u64 [%0], {%1,%2};" ::"l"(lines + line * 16 + part * 2),
-                       "l"(value), "l"(value)
-                       : "memory");
+          asm volatile(
+              "st.volatile.global.v2.u64 [%0], {%1,%2};" ::"l"(lines + line * 16 + part * 2),
+              "l"(value), "l"(value)
+              : "memory");
         }
       }
     }
@@ -90,7 +90,8 @@ Result<Ll128ProbeResult> probe_ll128(int device, const Ll128ProbeOptions& option
   auto fail = [&](cudaError_t e, const char* what) {
     if (status.ok()) status = cuda_error(e, what);
   };
-  if (const cudaError_t e = cudaMalloc(&counters, 2 * sizeof(unsigned long long) + sizeof(unsigned));
+  if (const cudaError_t e =
+          cudaMalloc(&counters, 2 * sizeof(unsigned long long) + sizeof(unsigned));
       e != cudaSuccess) {
     fail(e, "cudaMalloc (probe counters)");
   } else {
@@ -99,13 +100,16 @@ Result<Ll128ProbeResult> probe_ll128(int device, const Ll128ProbeOptions& option
     cudaMemset(counters, 0, 2 * sizeof(unsigned long long) + sizeof(unsigned));
     // Every CTA must be resident at once (readers wait for writers): a cooperative launch
     // refuses a grid the device cannot hold instead of leaving part of it waiting.
-    void* params[] = {&lines, const_cast<std::uint32_t*>(&options.lines),
+    void* params[] = {&lines,
+                      const_cast<std::uint32_t*>(&options.lines),
                       const_cast<std::uint32_t*>(&options.rounds),
-                      const_cast<std::uint32_t*>(&writers), const_cast<bool*>(&options.jitter),
-                      &counters, &done};
-    if (const cudaError_t e = cudaLaunchCooperativeKernel(
-            reinterpret_cast<const void*>(&ll128_probe_kernel), dim3(ctas), dim3(256), params, 0,
-            nullptr);
+                      const_cast<std::uint32_t*>(&writers),
+                      const_cast<bool*>(&options.jitter),
+                      &counters,
+                      &done};
+    if (const cudaError_t e =
+            cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&ll128_probe_kernel),
+                                        dim3(ctas), dim3(256), params, 0, nullptr);
         e != cudaSuccess) {
       fail(e, "cudaLaunchCooperativeKernel (LL128 probe)");
     } else if (const cudaError_t s = cudaDeviceSynchronize(); s != cudaSuccess) {

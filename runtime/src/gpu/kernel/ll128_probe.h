@@ -12,10 +12,10 @@
 namespace weft::gpu {
 
 struct Ll128ProbeOptions {
-  std::uint32_t lines = 4096;   // 512 KB
-  std::uint32_t rounds = 64;    // each writer rewrites every line this often
-  std::uint32_t ctas = 0;       // 0: one per SM, half writers, half readers
-  bool jitter = true;           // lanes wait a little before some stores and loads (divergence)
+  std::uint32_t lines = 4096;  // 512 KB
+  std::uint32_t rounds = 64;   // each writer rewrites every line this often
+  std::uint32_t ctas = 0;      // 0: one per SM, half writers, half readers
+  bool jitter = true;          // lanes wait a little before some stores and loads (divergence)
 };
 
 struct Ll128ProbeResult {

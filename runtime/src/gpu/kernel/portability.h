@@ -32,7 +32,7 @@
 #define WEFT_KERNEL_BUILD host
 #define WEFT_NOINLINE __attribute__((noinline))
 #define WEFT_UNROLL _Pragma("GCC unroll 8")
-#define WEFT_CTA_SHARED(type, name)  \
+#define WEFT_CTA_SHARED(type, name)      \
   static constexpr char name##_site = 0; \
   type& name = ::weft::gpu::host::cta_shared<type>(&name##_site)
 
@@ -185,18 +185,18 @@ inline Pair lanewise(Pair a, Pair b, float (*operation)(float, float)) {
 }
 }  // namespace weft::gpu::host
 
-#define WEFT_HOST_PAIR_OPS(Pair)                                        \
-  inline Pair __hadd2(Pair a, Pair b) {                                 \
-    return ::weft::gpu::host::lanewise(a, b, ::weft::gpu::host::add);   \
-  }                                                                     \
-  inline Pair __hmul2(Pair a, Pair b) {                                 \
+#define WEFT_HOST_PAIR_OPS(Pair)                                           \
+  inline Pair __hadd2(Pair a, Pair b) {                                    \
+    return ::weft::gpu::host::lanewise(a, b, ::weft::gpu::host::add);      \
+  }                                                                        \
+  inline Pair __hmul2(Pair a, Pair b) {                                    \
     return ::weft::gpu::host::lanewise(a, b, ::weft::gpu::host::multiply); \
-  }                                                                     \
-  inline Pair __hmax2_nan(Pair a, Pair b) {                             \
-    return ::weft::gpu::host::lanewise(a, b, ::weft::gpu::host::max_nan); \
-  }                                                                     \
-  inline Pair __hmin2_nan(Pair a, Pair b) {                             \
-    return ::weft::gpu::host::lanewise(a, b, ::weft::gpu::host::min_nan); \
+  }                                                                        \
+  inline Pair __hmax2_nan(Pair a, Pair b) {                                \
+    return ::weft::gpu::host::lanewise(a, b, ::weft::gpu::host::max_nan);  \
+  }                                                                        \
+  inline Pair __hmin2_nan(Pair a, Pair b) {                                \
+    return ::weft::gpu::host::lanewise(a, b, ::weft::gpu::host::min_nan);  \
   }
 WEFT_HOST_PAIR_OPS(__half2)
 WEFT_HOST_PAIR_OPS(__nv_bfloat162)

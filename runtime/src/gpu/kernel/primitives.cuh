@@ -43,11 +43,11 @@ struct WaitSite {
 // raises the process's abort word so that every wait of every communicator of the process gives
 // up instead of waiting out its own timeout.
 inline __device__ WEFT_NOINLINE void report_failure(const LaunchArgs& args, const WaitSite& site,
-                                                   std::int32_t peer, WaitKind kind,
-                                                   std::int32_t dep_threadblock,
-                                                   std::int32_t dep_step, std::int32_t dep_ir_step,
-                                                   std::uint64_t expected, std::uint64_t observed,
-                                                   std::uint64_t waited_ns) {
+                                                    std::int32_t peer, WaitKind kind,
+                                                    std::int32_t dep_threadblock,
+                                                    std::int32_t dep_step, std::int32_t dep_ir_step,
+                                                    std::uint64_t expected, std::uint64_t observed,
+                                                    std::uint64_t waited_ns) {
   if (atomicCAS(&args.control->claimed, 0u, 1u) == 0u) {
     volatile ErrorReport* r = args.report;
     r->kind = static_cast<std::uint32_t>(kind);
@@ -78,8 +78,8 @@ __device__ __forceinline__ bool aborted(const LaunchArgs& args) {
 // The first rank that has not yet entered launch `launch` (its word of the arrival table is
 // older), or −1 when all have.
 __device__ __forceinline__ std::int32_t missing_rank(const CtaDescriptor& d, std::uint64_t launch) {
-  const auto* table = reinterpret_cast<const std::uint64_t*>(d.peer_regions[d.rank] +
-                                                             kArrivalTableOffset);
+  const auto* table =
+      reinterpret_cast<const std::uint64_t*>(d.peer_regions[d.rank] + kArrivalTableOffset);
   for (std::int32_t p = 0; p < d.nranks; ++p) {
     if (load_arrival(table + p) < launch) return p;
   }

@@ -81,8 +81,10 @@ inline std::uint64_t ll_half(std::uint32_t data, std::uint32_t flag) {
 
 inline LLLine load_ll_line(const LLLine* p) {
   const auto* words = reinterpret_cast<const std::uint64_t*>(p);
-  const std::uint64_t a = std::atomic_ref<const std::uint64_t>(words[0]).load(std::memory_order_relaxed);
-  const std::uint64_t b = std::atomic_ref<const std::uint64_t>(words[1]).load(std::memory_order_relaxed);
+  const std::uint64_t a =
+      std::atomic_ref<const std::uint64_t>(words[0]).load(std::memory_order_relaxed);
+  const std::uint64_t b =
+      std::atomic_ref<const std::uint64_t>(words[1]).load(std::memory_order_relaxed);
   return {static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(a >> 32),
           static_cast<std::uint32_t>(b), static_cast<std::uint32_t>(b >> 32)};
 }

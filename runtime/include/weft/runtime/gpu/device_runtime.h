@@ -111,7 +111,7 @@ class DeviceRuntime {
   // The process's abort word (one per process, seen by every communicator and device of it):
   // a failing kernel raises it, and every wait of every communicator created before gives up.
   struct AbortWord {
-    std::uint32_t* device = nullptr;     // for the kernels
+    std::uint32_t* device = nullptr;      // for the kernels
     const std::uint32_t* host = nullptr;  // for reading it on the host
   };
   virtual Result<AbortWord> abort_word() = 0;
