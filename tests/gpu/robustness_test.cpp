@@ -3,6 +3,7 @@
 // reported.
 #include <chrono>
 
+#include "bad_calls.h"
 #include "gpu_test_support.h"
 #include "weft/runtime/validate.h"
 
@@ -146,45 +147,7 @@ TEST_CASE("a launch the device cannot hold at once is refused clearly", "[gpu][r
 
 TEST_CASE("misuse is reported with a reason", "[gpu][robustness]") {
   auto e = emulate(ring_allreduce(4, ir::Protocol::Simple));
-  auto call =
-      perf::DeviceCall::create(*e->device, *e->comm, e->algorithm, 400, DataType::Float, false);
-  REQUIRE(call.ok());
-  SECTION("an unknown handle") {
-    const Status s = e->comm->run(AlgorithmHandle{42}, call.value()->calls(), 400, DataType::Float,
-                                  ReduceOp::Sum, -1, stream_of(*e));
-    CHECK(s.code == ErrorCode::InvalidUsage);
-  }
-  SECTION("a count the algorithm does not divide") {
-    const Status s = e->comm->run(e->handle, call.value()->calls(), 401, DataType::Float,
-                                  ReduceOp::Sum, -1, stream_of(*e));
-    CHECK(s.code == ErrorCode::NotApplicable);
-  }
-  SECTION("avg on integers") {
-    const Status s = e->comm->run(e->handle, call.value()->calls(), 400, DataType::Int32,
-                                  ReduceOp::Avg, -1, stream_of(*e));
-    CHECK(s.code == ErrorCode::NotApplicable);
-  }
-  SECTION("the wrong number of buffer pairs") {
-    const Status s = e->comm->run(e->handle, call.value()->calls().subspan(1), 400, DataType::Float,
-                                  ReduceOp::Sum, -1, stream_of(*e));
-    CHECK(s.code == ErrorCode::InvalidArgument);
-  }
-  SECTION("an algorithm for another rank count") {
-    auto other = e->comm->load(ring_allreduce(8, ir::Protocol::Simple));
-    CHECK(other.status().code == ErrorCode::InvalidArgument);
-  }
-  SECTION("an invalid algorithm lists its findings") {
-    ir::Algorithm bad = ring_allreduce(4, ir::Protocol::Simple);
-    bad.gpus[1].threadblocks[0].send = 1;  // sends to itself
-    auto loaded = e->comm->load(bad);
-    CHECK(loaded.status().code == ErrorCode::InvalidAlgorithm);
-    CHECK_THAT(loaded.status().message, Catch::Contains("gpu 1"));
-  }
-  SECTION("unload, then the handle is gone") {
-    REQUIRE(e->comm->unload(e->handle).ok());
-    CHECK(e->comm->algorithm(e->handle) == nullptr);
-    CHECK(e->comm->unload(e->handle).code == ErrorCode::InvalidUsage);
-  }
+  check_bad_calls(*e);
 }
 
 }  // namespace

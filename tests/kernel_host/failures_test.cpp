@@ -4,6 +4,7 @@
 // the GPU path's errors, because it is the same Communicator.
 #include <chrono>
 
+#include "bad_calls.h"
 #include "kernel_host_support.h"
 #include "weft/runtime/validate.h"
 
@@ -97,60 +98,7 @@ TEST_CASE("failures: a FIFO too shallow for the algorithm times out on the free 
 
 TEST_CASE("failures: bad calls get the GPU path's errors", "[kernel-host][failures]") {
   auto e = emulate_on_host(perf::ring_allreduce(4, ir::Protocol::Simple));
-  auto call =
-      perf::DeviceCall::create(*e->device, *e->comm, e->algorithm, 400, DataType::Float, false);
-  REQUIRE(call.ok());
-  SECTION("an unknown handle") {
-    const Status s = e->comm->run(AlgorithmHandle{42}, call.value()->calls(), 400, DataType::Float,
-                                  ReduceOp::Sum, -1, nullptr);
-    CHECK(s.code == ErrorCode::InvalidUsage);
-  }
-  SECTION("a count the algorithm does not divide") {
-    const Status s = e->comm->run(e->handle, call.value()->calls(), 401, DataType::Float,
-                                  ReduceOp::Sum, -1, nullptr);
-    CHECK(s.code == ErrorCode::NotApplicable);
-    CHECK_THAT(s.message, Catch::Contains("not divisible"));
-  }
-  SECTION("avg on integers") {
-    const Status s = e->comm->run(e->handle, call.value()->calls(), 400, DataType::Int32,
-                                  ReduceOp::Avg, -1, nullptr);
-    CHECK(s.code == ErrorCode::NotApplicable);
-    CHECK_THAT(s.message, Catch::Contains("avg"));
-  }
-  SECTION("the wrong number of buffer pairs") {
-    const Status s = e->comm->run(e->handle, call.value()->calls().subspan(1), 400, DataType::Float,
-                                  ReduceOp::Sum, -1, nullptr);
-    CHECK(s.code == ErrorCode::InvalidArgument);
-  }
-  SECTION("a null buffer") {
-    std::vector<RankBuffers> buffers(call.value()->calls().begin(), call.value()->calls().end());
-    buffers[2].recvbuf = nullptr;
-    const Status s =
-        e->comm->run(e->handle, buffers, 400, DataType::Float, ReduceOp::Sum, -1, nullptr);
-    CHECK(s.code == ErrorCode::InvalidArgument);
-    CHECK_THAT(s.message, Catch::Contains("rank 2"));
-  }
-  SECTION("an algorithm for another rank count") {
-    auto other = e->comm->load(perf::ring_allreduce(8, ir::Protocol::Simple));
-    CHECK(other.status().code == ErrorCode::InvalidArgument);
-  }
-  SECTION("an invalid algorithm lists its findings") {
-    ir::Algorithm bad = perf::ring_allreduce(4, ir::Protocol::Simple);
-    bad.gpus[1].threadblocks[0].send = 1;  // sends to itself
-    auto loaded = e->comm->load(bad);
-    CHECK(loaded.status().code == ErrorCode::InvalidAlgorithm);
-    CHECK_THAT(loaded.status().message, Catch::Contains("gpu 1"));
-  }
-  SECTION("a file the runtime refuses names its line") {
-    auto loaded = e->comm->load(WEFT_TEST_DATA_DIR "/cli/malformed.xml");
-    CHECK(loaded.status().code == ErrorCode::InvalidAlgorithm);
-    CHECK_THAT(loaded.status().message, Catch::Contains("malformed.xml:"));
-  }
-  SECTION("unload, then the handle is gone") {
-    REQUIRE(e->comm->unload(e->handle).ok());
-    CHECK(e->comm->algorithm(e->handle) == nullptr);
-    CHECK(e->comm->unload(e->handle).code == ErrorCode::InvalidUsage);
-  }
+  check_bad_calls(*e);
 }
 
 TEST_CASE("failures: a grid larger than the host holds at once is refused clearly",

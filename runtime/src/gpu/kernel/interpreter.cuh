@@ -557,6 +557,25 @@ __device__ bool ll128_step(const LaunchArgs& args, const CtaShared& cs, const De
 
 // ---- the wait and post phases (thread 0) -------------------------------------------------------
 
+// Waits until a FIFO counter (the send connection's head, the receive connection's tail) reaches
+// `target`: relaxed polls, then one acquire fence. False when the wait ended (reported).
+__device__ __forceinline__ bool wait_counter(const LaunchArgs& args, const CtaShared& cs,
+                                             const std::uint64_t* counter, std::uint64_t target,
+                                             bool system, std::int32_t peer, WaitKind kind) {
+  std::uint64_t seen = load_poll(counter, system);
+  if (seen < target) {
+    Deadline deadline;
+    do {
+      if (!deadline.keep_waiting(args, *cs.descriptor, cs.launch)) {
+        report_wait(args, deadline, cs.site, peer, kind, -1, -1, -1, target, seen);
+        return false;
+      }
+    } while ((seen = load_poll(counter, system)) < target);
+  }
+  fence_after_poll(system);
+  return true;
+}
+
 // Dependencies are waited for before the first message of a step only. Polls are relaxed, then
 // one acquire fence (fence_after_poll) makes what the awaited side published visible.
 inline __device__ WEFT_NOINLINE bool wait_phase(const LaunchArgs& args, CtaShared& cs,
@@ -584,35 +603,15 @@ inline __device__ WEFT_NOINLINE bool wait_phase(const LaunchArgs& args, CtaShare
     }
     fence_after_poll(false);
   }
-  if (step_sends(step->type) && cs.sent + 1 > args.fifo_depth) {
-    const std::uint64_t target = cs.sent + 1 - args.fifo_depth;  // messages the receiver consumed
-    std::uint64_t seen = load_poll(d.send_head, system);
-    if (seen < target) {
-      Deadline deadline;
-      do {
-        if (!deadline.keep_waiting(args, d, cs.launch)) {
-          report_wait(args, deadline, cs.site, d.send_peer, WaitKind::Space, -1, -1, -1, target,
-                      seen);
-          return false;
-        }
-      } while ((seen = load_poll(d.send_head, system)) < target);
-    }
-    fence_after_poll(system);
+  if (step_sends(step->type) && cs.sent + 1 > args.fifo_depth &&
+      !wait_counter(args, cs, d.send_head, cs.sent + 1 - args.fifo_depth, system, d.send_peer,
+                    WaitKind::Space)) {
+    return false;
   }
-  if (protocol == kSimple && step_receives(step->type)) {
-    const std::uint64_t target = cs.received + 1;
-    std::uint64_t seen = load_poll(d.recv_tail, system);
-    if (seen < target) {
-      Deadline deadline;
-      do {
-        if (!deadline.keep_waiting(args, d, cs.launch)) {
-          report_wait(args, deadline, cs.site, d.recv_peer, WaitKind::Message, -1, -1, -1, target,
-                      seen);
-          return false;
-        }
-      } while ((seen = load_poll(d.recv_tail, system)) < target);
-    }
-    fence_after_poll(system);
+  if (protocol == kSimple && step_receives(step->type) &&
+      !wait_counter(args, cs, d.recv_tail, cs.received + 1, system, d.recv_peer,
+                    WaitKind::Message)) {
+    return false;
   }
   // Merged re: its further sources at piece 0 of this tile, for every thread (after the barrier).
   if (step->type == kReduce) {
