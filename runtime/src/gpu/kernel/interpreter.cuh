@@ -316,6 +316,24 @@ __device__ __forceinline__ std::uint64_t word_op(std::uint8_t type, const char* 
   return v;
 }
 
+// Piece j's source and destination bytes for a word step, null where the step has none.
+template <class S>
+__device__ __forceinline__ const char* word_source(const LaunchArgs& args, const CtaShared& cs,
+                                                   const DeviceStep& step, std::uint32_t j,
+                                                   std::uint64_t tile) {
+  return step_reads_source(step.type)
+             ? piece_pointer<S>(args, cs, step.srcbuf, step.srcoff, j, tile)
+             : nullptr;
+}
+template <class S>
+__device__ __forceinline__ char* word_destination(const LaunchArgs& args, const CtaShared& cs,
+                                                  const DeviceStep& step, std::uint32_t j,
+                                                  std::uint64_t tile) {
+  return step_writes_destination(step.type)
+             ? piece_pointer<S>(args, cs, step.dstbuf, step.dstoff, j, tile)
+             : nullptr;
+}
+
 template <class Type, class Op>
 __device__ __forceinline__ std::uint32_t word_count(std::uint64_t e, std::uint64_t len) {
   using S = typename Type::Storage;
@@ -380,13 +398,8 @@ __device__ bool ll_step(const LaunchArgs& args, const CtaShared& cs, const Devic
   const std::uint64_t words = piece_words(len, sizeof(S));
   const std::uint64_t stride_lines = args.piece_stride_bytes / 8;
   for (std::uint32_t q = 0; q < n; ++q) {
-    const std::uint32_t j = first + q;
-    const char* src = step_reads_source(type)
-                          ? piece_pointer<S>(args, cs, step.srcbuf, step.srcoff, j, tile)
-                          : nullptr;
-    char* dst = step_writes_destination(type)
-                    ? piece_pointer<S>(args, cs, step.dstbuf, step.dstoff, j, tile)
-                    : nullptr;
+    const char* src = word_source<S>(args, cs, step, first + q, tile);
+    char* dst = word_destination<S>(args, cs, step, first + q, tile);
     const std::uint64_t first_line = q * stride_lines;
     for (std::uint64_t w = threadIdx.x; w < words; w += blockDim.x) {
       std::uint64_t data = 0;
@@ -481,13 +494,8 @@ __device__ bool ll128_step(const LaunchArgs& args, const CtaShared& cs, const De
   const std::uint64_t lines = ll128_piece_lines(len, sizeof(S));
   const std::uint64_t stride_lines = args.piece_stride_bytes / kLL128LinePayload;
   for (std::uint32_t q = 0; q < n; ++q) {
-    const std::uint32_t j = first + q;
-    const char* src = step_reads_source(type)
-                          ? piece_pointer<S>(args, cs, step.srcbuf, step.srcoff, j, tile)
-                          : nullptr;
-    char* dst = step_writes_destination(type)
-                    ? piece_pointer<S>(args, cs, step.dstbuf, step.dstoff, j, tile)
-                    : nullptr;
+    const char* src = word_source<S>(args, cs, step, first + q, tile);
+    char* dst = word_destination<S>(args, cs, step, first + q, tile);
     const std::uint64_t first_line = q * stride_lines;
     // Whole warps iterate together (the loop bound is uniform within a warp) so that the
     // warp-wide votes and line accesses below see every lane.
