@@ -77,6 +77,13 @@ __device__ __forceinline__ void store_abort_word(std::uint32_t* p, std::uint32_t
   asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
+// The communicator's control word (device memory), claimed by the first failing thread.
+__device__ __forceinline__ std::uint32_t load_claimed(const std::uint32_t* p) {
+  std::uint32_t v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
 // Arrival tables: only ever read to decide when a wait's clock starts, so relaxed is enough.
 __device__ __forceinline__ std::uint64_t load_arrival(const std::uint64_t* p) {
   std::uint64_t v;

@@ -49,6 +49,10 @@ inline void store_abort_word(std::uint32_t* p, std::uint32_t v) {
   std::atomic_ref<std::uint32_t>(*p).store(v, std::memory_order_relaxed);
 }
 
+inline std::uint32_t load_claimed(const std::uint32_t* p) {
+  return std::atomic_ref<const std::uint32_t>(*p).load(std::memory_order_relaxed);
+}
+
 inline std::uint64_t load_arrival(const std::uint64_t* p) {
   return std::atomic_ref<const std::uint64_t>(*p).load(std::memory_order_relaxed);
 }
