@@ -27,10 +27,10 @@ inline namespace WEFT_KERNEL_BUILD {
 inline constexpr std::uint32_t kSpinsPerCheck = 256;
 // The abort word is in host memory, so each look crosses PCIe, and in LL every thread of every
 // CTA may be waiting at once (tens of thousands): looks that often saturate the bus and slow
-// every wait down (measured on an H100: LL all-pairs at 8 ranks 6x slower). A wait therefore
-// looks at it only once it has lasted this long, and then at this interval; a healthy call's
-// waits end before the first look, and an abort still ends every wait within about a
-// millisecond, far inside any timeout.
+// every wait down (on an H100, LL all-pairs at 8 ranks took 41 ms for 1 MB; docs/performance.md).
+// A wait therefore looks at it only once it has lasted this long, and then at this interval; a
+// healthy call's waits end before the first look, and an abort still ends every wait within
+// about a millisecond, far inside any timeout.
 inline constexpr std::uint64_t kAbortCheckNs = 1'000'000;
 
 // Who waits and where, for the error report.
@@ -84,8 +84,8 @@ __device__ __forceinline__ bool aborted(const LaunchArgs& args) {
 // Whether a launch of this communicator has failed before (its control word stays claimed: the
 // host accepts no further call on it, so only a replayed CUDA graph launches again). Checked at
 // every launch's start instead of the process's abort word: that one is in host memory, and the
-// reads of one host word by every CTA of a launch cross PCIe one after another (measured on an
-// H100: about 1 us per CTA, 120 us for all-pairs at 8 emulated ranks).
+// reads of one host word by every CTA of a launch cross PCIe one after another (on an H100 the
+// start cost grew by about 1 us per CTA: 120 CTAs for all-pairs at 8 emulated ranks).
 __device__ __forceinline__ bool failed_before(const LaunchArgs& args) {
   return load_claimed(&args.control->claimed) != 0;
 }
