@@ -1,8 +1,9 @@
 // Memory-ordering primitives of the interpreter. Every cross-CTA or cross-GPU handshake goes
 // through these few functions so that each ordering decision is made once:
-//  - counters and flags other CTAs or GPUs read: release stores and acquire loads, at system
-//    scope when the other side may be another GPU (FIFO tail/head), at GPU scope for the progress
-//    flags of one rank's threadblocks (always on one device);
+//  - counters and flags other CTAs or GPUs read: relaxed polls then one acquire fence, one
+//    release fence then relaxed stores (NCCL's pattern), at system scope when the other side may
+//    be another GPU (FIFO tail/head), at GPU scope for the progress flags of one rank's
+//    threadblocks (always on one device);
 //  - data another CTA or GPU wrote: ld.global.cg (L2, never a stale L1 line);
 //  - LL/LL128 lines: volatile vector accesses whose flag travels in the same store.
 // The accesses themselves are in primitives_cuda.cuh (nvcc) and its host-mode twin

@@ -11,26 +11,6 @@
 namespace weft::gpu::device {
 inline namespace WEFT_KERNEL_BUILD {
 
-__device__ __forceinline__ std::uint64_t load_acquire_sys(const std::uint64_t* p) {
-  std::uint64_t v;
-  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-
-__device__ __forceinline__ void store_release_sys(std::uint64_t* p, std::uint64_t v) {
-  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
-__device__ __forceinline__ std::uint64_t load_acquire_gpu(const std::uint64_t* p) {
-  std::uint64_t v;
-  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-
-__device__ __forceinline__ void store_release_gpu(std::uint64_t* p, std::uint64_t v) {
-  asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
 // Polling a counter another CTA or GPU advances: relaxed loads while waiting, then one acquire
 // fence once the value is there (fence_after_poll), instead of an acquire on every look. The
 // scope is the system's when a peer may be another GPU, the GPU's when every rank shares it.
@@ -84,15 +64,14 @@ __device__ __forceinline__ std::uint32_t load_claimed(const std::uint32_t* p) {
   return v;
 }
 
-// Arrival tables: only ever read to decide when a wait's clock starts, so relaxed is enough.
+// Arrival tables: only ever read to decide when a wait's clock starts, so relaxed is enough (a
+// peer's table may be on another GPU: system scope, as a FIFO counter's poll and post).
 __device__ __forceinline__ std::uint64_t load_arrival(const std::uint64_t* p) {
-  std::uint64_t v;
-  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
+  return load_poll(p, true);
 }
 
 __device__ __forceinline__ void store_arrival(std::uint64_t* p, std::uint64_t v) {
-  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+  store_post(p, v, true);
 }
 
 __device__ __forceinline__ std::uint64_t global_timer_ns() {

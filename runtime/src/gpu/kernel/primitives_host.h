@@ -14,32 +14,16 @@
 namespace weft::gpu::device {
 inline namespace WEFT_KERNEL_BUILD {
 
-inline std::uint64_t load_acquire_sys(const std::uint64_t* p) {
-  return std::atomic_ref<const std::uint64_t>(*p).load(std::memory_order_acquire);
-}
-
-inline void store_release_sys(std::uint64_t* p, std::uint64_t v) {
-  std::atomic_ref<std::uint64_t>(*p).store(v, std::memory_order_release);
-}
-
-inline std::uint64_t load_acquire_gpu(const std::uint64_t* p) {
-  return load_acquire_sys(p);
-}
-
-inline void store_release_gpu(std::uint64_t* p, std::uint64_t v) {
-  store_release_sys(p, v);
-}
-
 // The GPU polls with relaxed loads and fences once; here every poll is an acquire and the fence
 // is nothing, which is at least as strong and what ThreadSanitizer can follow (it does not model
 // standalone fences).
 inline std::uint64_t load_poll(const std::uint64_t* p, bool /*system*/) {
-  return load_acquire_sys(p);
+  return std::atomic_ref<const std::uint64_t>(*p).load(std::memory_order_acquire);
 }
 inline void fence_after_poll(bool /*system*/) {}
 inline void fence_before_post(bool /*system*/) {}
 inline void store_post(std::uint64_t* p, std::uint64_t v, bool /*system*/) {
-  store_release_sys(p, v);
+  std::atomic_ref<std::uint64_t>(*p).store(v, std::memory_order_release);
 }
 
 inline std::uint32_t load_abort_word(const std::uint32_t* p) {
