@@ -92,5 +92,22 @@ TEST_CASE("launches: steps with more pieces than a slot holds go as several mess
   report_calls("split steps", calls);
 }
 
+TEST_CASE("launches: step lists longer than the kernel keeps in shared memory run from global",
+          "[kernel-host][launches]") {
+  // The kernel copies a threadblock's steps into shared memory when there are at most 256 of
+  // them: 128 chunks make 256 steps (copied), 129 make 258 (read where they are).
+  int calls = 0;
+  for (const int chunks : {128, 129}) {
+    for (const ir::Protocol proto : kProtocols) {
+      auto e = emulate_on_host(perf::chunkwise_exchange(chunks, proto), host_options());
+      INFO(chunks << " chunks, " << ir::to_string(proto));
+      CHECK(run_checked(*e, {kChunk, DataType::Float, ReduceOp::Sum, false}) == 0);
+      CHECK(run_checked(*e, {kChunk, DataType::Int32, ReduceOp::Max, true}) == 0);
+      calls += 2;
+    }
+  }
+  report_calls("long step lists", calls);
+}
+
 }  // namespace
 }  // namespace weft::gpu::testing

@@ -293,6 +293,29 @@ inline ir::Algorithm wide_exchange(int chunks, ir::Protocol proto) {
   return a;
 }
 
+// Two ranks that exchange `chunks` chunks one at a time (send chunk i, then add the peer's chunk
+// i to their own): one threadblock of 2 × chunks steps, for the step lists longer than what the
+// kernel keeps in shared memory.
+inline ir::Algorithm chunkwise_exchange(int chunks, ir::Protocol proto) {
+  using ir::BufferKind;
+  using ir::StepType;
+  ir::Algorithm a =
+      base_algorithm("chunkwise_exchange", ir::Collective::AllReduce, 2, chunks, proto);
+  for (int r = 0; r < 2; ++r) {
+    ir::Gpu& gpu = a.gpus[static_cast<std::size_t>(r)];
+    gpu.input_chunks = gpu.output_chunks = chunks;
+    ir::Threadblock tb;
+    tb.send = tb.recv = 1 - r;
+    for (int c = 0; c < chunks; ++c) {
+      tb.steps.push_back(make_step(StepType::Send, BufferKind::Input, c, BufferKind::None, -1, 1));
+      tb.steps.push_back(
+          make_step(StepType::RecvReduceCopy, BufferKind::Input, c, BufferKind::Output, c, 1));
+    }
+    gpu.threadblocks.push_back(tb);
+  }
+  return a;
+}
+
 // Each of two ranks sends three messages to the other before receiving any: it deadlocks at FIFO
 // depth 2 (both block on their third send) and completes at depth 3 and more.
 inline ir::Algorithm three_ahead(ir::Protocol proto) {

@@ -351,12 +351,12 @@ __device__ __forceinline__ std::uint32_t word_count(std::uint64_t e, std::uint64
   return e >= len ? 0u : static_cast<std::uint32_t>(len - e < kPerWord ? len - e : kPerWord);
 }
 
-// The slow path of an LL receive: polls `p` until both flags are `flag` (true; the caller loads
-// the line again) or the wait ends (false, reported). Out of line, and given nothing by
-// reference, so that the fast path keeps its line in registers (a line passed by reference
-// would live in local memory, a store on every receive).
-inline __device__ WEFT_NOINLINE bool wait_ll_line(const LaunchArgs& args, const CtaShared& cs,
-                                                  const LLLine* p, std::uint32_t flag) {
+// The slow path of an LL receive: polls `p` until both flags are `flag` and returns that line, or
+// until the wait ends (reported) and returns the last line seen, whose flags are then not both
+// `flag`. Out of line, and given nothing by reference, so that the fast path keeps its line in
+// registers (a line passed by reference would live in local memory, a store on every receive).
+inline __device__ WEFT_NOINLINE LLLine wait_ll_line(const LaunchArgs& args, const CtaShared& cs,
+                                                    const LLLine* p, std::uint32_t flag) {
   const CtaDescriptor& d = *cs.descriptor;
   Deadline deadline;
   LLLine line{};
@@ -364,11 +364,11 @@ inline __device__ WEFT_NOINLINE bool wait_ll_line(const LaunchArgs& args, const 
     if (!deadline.keep_waiting(args, d, cs.launch)) {
       report_wait(args, deadline, cs.site, d.recv_peer, WaitKind::LineFlag, -1, -1, -1, flag,
                   line.flag0 != flag ? line.flag0 : line.flag1);
-      return false;
+      return line;
     }
     line = load_ll_line(p);
   } while (line.flag0 != flag || line.flag1 != flag);
-  return true;
+  return line;
 }
 
 // The lines of an LL slot that message of n pieces of `words` words each leaves alone (each
@@ -418,10 +418,8 @@ __device__ bool ll_step(const LaunchArgs& args, const CtaShared& cs, const Devic
       if (receiving) {
         LLLine line = load_ll_line(in + first_line + w);
         if (line.flag0 != flag_in || line.flag1 != flag_in) {
-          if (!wait_ll_line(args, cs, in + first_line + w, flag_in)) return false;
-          // The sender cannot reuse this slot before we acknowledge it: the line read again is
-          // the one whose flags were seen.
-          line = load_ll_line(in + first_line + w);
+          line = wait_ll_line(args, cs, in + first_line + w, flag_in);
+          if (line.flag0 != flag_in || line.flag1 != flag_in) return false;
         }
         data =
             static_cast<std::uint64_t>(line.data0) | (static_cast<std::uint64_t>(line.data1) << 32);
@@ -751,7 +749,6 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
   if (__syncthreads_or(stop)) return;
 
   const std::int32_t steps = descriptor->step_count;
-  const DeviceStep* const step_list = cs.descriptor->steps;
   bool failed = false;
   for (std::uint64_t tile = 0; tile < args.tiles && !failed; ++tile) {
     const std::uint64_t tile_start = tile * args.tile_elements;
@@ -760,8 +757,9 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
                                   : args.tile_elements;
     for (std::int32_t f = 0; f < steps && !failed; ++f) {
       // The step stays in shared memory (copy_descriptor): each phase loads the fields it needs,
-      // so that no copy of it occupies registers across the whole step.
-      const DeviceStep* step = step_list + f;
+      // so that no copy of it occupies registers across the whole step (nor does the list's
+      // pointer across the loop: kept in a register, it made the LL min/max kernels spill).
+      const DeviceStep* step = cs.descriptor->steps + f;
       const std::uint8_t type = step->type;
       const bool local = !step_receives(type) && !step_sends(type);
       const std::uint32_t count = static_cast<std::uint32_t>(step->count);
