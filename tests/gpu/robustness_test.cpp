@@ -5,7 +5,6 @@
 
 #include "bad_calls.h"
 #include "gpu_test_support.h"
-#include "weft/runtime/validate.h"
 
 namespace weft::gpu::testing {
 namespace {
@@ -16,12 +15,7 @@ using perf::ring_allreduce;
 TEST_CASE("a deadlocking algorithm times out with a report instead of hanging",
           "[gpu][robustness]") {
   for (ir::Protocol proto : {ir::Protocol::Simple, ir::Protocol::LL, ir::Protocol::LL128}) {
-    ir::LoadResult loaded =
-        ir::load_xml_file(WEFT_GPU_TEST_DATA_DIR "/deadlock_pair.xml", ir::weft_limits());
-    INFO(loaded.diagnostics.str());
-    REQUIRE(loaded.ok());
-    ir::Algorithm algo = *loaded.algorithm;
-    algo.protocol = proto;
+    const ir::Algorithm algo = test_data_algorithm("deadlock_pair.xml", proto);
     RuntimeOptions options;
     options.timeout_s = 1.0;
     auto e = emulate(algo, options);

@@ -6,7 +6,6 @@
 
 #include "bad_calls.h"
 #include "kernel_host_support.h"
-#include "weft/runtime/validate.h"
 
 namespace weft::gpu::testing {
 namespace {
@@ -42,12 +41,7 @@ Status run_until_timeout(Emulation& e, DataType dtype) {
 
 TEST_CASE("failures: a deadlocking algorithm times out with a report", "[kernel-host][failures]") {
   for (const ir::Protocol proto : kProtocols) {
-    ir::LoadResult loaded =
-        ir::load_xml_file(WEFT_GPU_TEST_DATA_DIR "/deadlock_pair.xml", ir::weft_limits());
-    INFO(loaded.diagnostics.str());
-    REQUIRE(loaded.ok());
-    ir::Algorithm algo = *loaded.algorithm;
-    algo.protocol = proto;
+    const ir::Algorithm algo = test_data_algorithm("deadlock_pair.xml", proto);
     auto e = emulate_on_host(algo, short_timeout());
     const Status status = run_until_timeout(*e, DataType::Float);
     // Both ranks receive first: whichever wait expires first names its rank, threadblock 0,

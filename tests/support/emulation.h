@@ -17,8 +17,21 @@
 #include "weft/runtime/cpu_executor.h"
 #include "weft/runtime/geometry.h"
 #include "weft/runtime/gpu/communicator.h"
+#include "weft/runtime/validate.h"
 
 namespace weft::gpu::testing {
+
+// An algorithm of tests/gpu/data (loaded through the XML reader, as a user's file is), with its
+// protocol replaced by `proto`.
+inline ir::Algorithm test_data_algorithm(const std::string& file, ir::Protocol proto) {
+  ir::LoadResult loaded =
+      ir::load_xml_file(std::string(WEFT_GPU_TEST_DATA_DIR) + "/" + file, ir::weft_limits());
+  INFO(loaded.diagnostics.str());
+  REQUIRE(loaded.ok());
+  ir::Algorithm algo = *loaded.algorithm;
+  algo.protocol = proto;
+  return algo;
+}
 
 // Tiles of at most 256 bytes: even small calls run many tiles (results must not depend on T).
 inline RuntimeOptions small_tiles() {
