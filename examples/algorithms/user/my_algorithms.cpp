@@ -1,10 +1,11 @@
 // Your algorithms, as a shared library that weftc loads:
 //
-//   weftc compile --load ./libweft_example_user_algorithms.so my_allgather_reverse_ring
-//         --ranks 8 -o reverse_ring.xml
+//   weftc compile --load build/libmy_algorithms.so my_allgather_reverse_ring --ranks 8
+//         -o reverse_ring.xml
 //
 // The library exports one C function that adds algorithms to the Registry weftc passes in. It
-// needs only weft::dsl.
+// needs only Weft::dsl (CMakeLists.txt beside this file). Including weft/dsl/registry.h also
+// stamps it with the Weft version it is built against; weftc refuses a library of another.
 #include "weft/dsl/dsl.h"
 
 namespace {

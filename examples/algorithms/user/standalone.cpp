@@ -1,8 +1,8 @@
-// Your algorithms, way 2: a program that links weft::dsl and weft::compiler, writes an algorithm
-// and compiles it. The compiler verifies it with the CPU reference executor before anything is
-// written.
+// Your algorithms, way 2: a program that links Weft::compiler (which brings Weft::dsl), writes
+// an algorithm and compiles it. The compiler verifies it with the CPU reference executor before
+// anything is written.
 //
-//   weft_example_standalone out.xml [ranks]
+//   my_standalone out.xml [ranks]
 #include <cstdio>
 #include <cstdlib>
 #include <string>

@@ -25,12 +25,11 @@
 
 #include <stddef.h>
 
+#include "weft/version.h" /* WEFT_VERSION_MAJOR, _MINOR, _PATCH, _STRING */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define WEFT_VERSION_MAJOR 0
-#define WEFT_VERSION_MINOR 1
 
 /* Result codes. Their meaning is fixed; new codes may be added at the end. */
 typedef enum {
@@ -106,6 +105,9 @@ typedef struct {
 } weftCommConfig_t;
 #define WEFT_COMM_CONFIG_INITIALIZER {sizeof(weftCommConfig_t), -1, 0.0, NULL, 0}
 
+/* The version of the library in use, as WEFT_VERSION_CODE counts it (MAJOR * 10000 + MINOR *
+ * 100 + PATCH): compare with the WEFT_VERSION_CODE of the header a program was compiled with. */
+weftResult_t weftGetVersion(int* version);
 /* Constant text for a code: "weftTimeout: a wait inside the kernel timed out ...". */
 const char* weftGetErrorString(weftResult_t result);
 /* The message of the last failed call on `comm` (empty when none). Valid until the next call on

@@ -103,6 +103,12 @@ Status bad_comm() {
 
 extern "C" {
 
+weftResult_t weftGetVersion(int* version) {
+  if (version == nullptr) return weftInvalidArgument;
+  *version = WEFT_VERSION_CODE;
+  return weftSuccess;
+}
+
 const char* weftGetErrorString(weftResult_t result) {
   switch (result) {
     case weftSuccess:

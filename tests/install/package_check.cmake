@@ -1,0 +1,114 @@
+# Weft as a package, as a user outside its tree uses it: install the build into PREFIX, build
+# examples/algorithms/user (a CMake project of its own) against the install with find_package(Weft),
+# load its library into the installed weftc, compile and prove its algorithm, and run its
+# standalone program; then the same library built by hand with pkg-config; and where CUDA was
+# built, a C program against Weft::weft.
+#
+# Arguments: BUILD_DIR PREFIX WORK SOURCE_DIR CXX C GENERATOR LIBDIR SANITIZE_FLAGS WITH_C_API
+file(REMOVE_RECURSE "${PREFIX}" "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+
+function(run what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT status EQUAL 0)
+    string(REPLACE ";" " " command "${ARGN}")
+    message(FATAL_ERROR "${what} failed (${status}): ${command}\n${out}")
+  endif()
+  set(run_output "${out}" PARENT_SCOPE)
+endfunction()
+
+run("cmake --install" "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${PREFIX}")
+foreach(file IN ITEMS "${LIBDIR}/cmake/Weft/WeftConfig.cmake"
+                      "${LIBDIR}/cmake/Weft/WeftConfigVersion.cmake"
+                      "${LIBDIR}/pkgconfig/weft-dsl.pc" "include/weft/version.h"
+                      "include/weft/dsl/dsl.h" "include/weft/compiler/compiler.h")
+  if(NOT EXISTS "${PREFIX}/${file}")
+    message(FATAL_ERROR "the install lacks ${file}")
+  endif()
+endforeach()
+
+# 1. The user's project, configured as its README says: nothing but CMAKE_PREFIX_PATH.
+set(user_flags "")
+if(SANITIZE_FLAGS)
+  set(user_flags "-DCMAKE_CXX_FLAGS=${SANITIZE_FLAGS}" "-DCMAKE_C_FLAGS=${SANITIZE_FLAGS}")
+endif()
+run("configuring examples/algorithms/user against the install"
+    "${CMAKE_COMMAND}" -S "${SOURCE_DIR}/examples/algorithms/user" -B "${WORK}/user" -G "${GENERATOR}"
+    "-DCMAKE_CXX_COMPILER=${CXX}" "-DCMAKE_PREFIX_PATH=${PREFIX}" -DCMAKE_BUILD_TYPE=Release
+    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF ${user_flags})
+if(NOT run_output MATCHES "Configuring done")
+  message(FATAL_ERROR "configure said:\n${run_output}")
+endif()
+run("building the user's project" "${CMAKE_COMMAND}" --build "${WORK}/user")
+
+set(weftc "${PREFIX}/bin/weftc")
+run("weftc compile --load (the user's library)" "${weftc}" compile
+    --load "${WORK}/user/libmy_algorithms.so" my_allgather_reverse_ring --ranks 6
+    -o "${WORK}/reverse_ring.xml")
+run("weftc verify (the user's algorithm)" "${weftc}" verify "${WORK}/reverse_ring.xml")
+if(NOT run_output MATCHES " 0 fail")
+  message(FATAL_ERROR "weftc verify said:\n${run_output}")
+endif()
+run("the user's standalone program" "${WORK}/user/my_standalone" "${WORK}/star.xml" 5)
+run("weftc verify (the standalone program's algorithm)" "${weftc}" verify "${WORK}/star.xml")
+
+# The user's programs use the installed libraries, not the build tree's.
+run("ldd" ldd "${WORK}/user/my_standalone")
+string(REGEX MATCHALL "libweft_[a-z]+\\.so[^ ]* => [^ ]+" resolved "${run_output}")
+if(NOT resolved)
+  message(FATAL_ERROR "my_standalone links no Weft library:\n${run_output}")
+endif()
+foreach(entry IN LISTS resolved)
+  if(NOT entry MATCHES " => ${PREFIX}/${LIBDIR}/")
+    message(FATAL_ERROR "my_standalone does not use the installed libraries (${entry}):\n${run_output}")
+  endif()
+endforeach()
+
+# 2. The same library built without CMake, from the pkg-config file.
+find_program(PKG_CONFIG NAMES pkg-config pkgconf REQUIRED)
+set(ENV{PKG_CONFIG_PATH} "${PREFIX}/${LIBDIR}/pkgconfig")
+run("pkg-config weft-dsl" "${PKG_CONFIG}" --cflags --libs weft-dsl)
+string(STRIP "${run_output}" pc_flags)
+separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
+separate_arguments(sanitize UNIX_COMMAND "${SANITIZE_FLAGS}")
+run("building the user's library with pkg-config flags" "${CXX}" -std=c++20 -shared -fPIC ${sanitize}
+    "${SOURCE_DIR}/examples/algorithms/user/my_algorithms.cpp" -o "${WORK}/libmine.so" ${pc_flags})
+run("weftc list --load (the pkg-config build)" "${weftc}" list --load "${WORK}/libmine.so")
+if(NOT run_output MATCHES "my_allgather_reverse_ring")
+  message(FATAL_ERROR "weftc list --load did not show the library's algorithm:\n${run_output}")
+endif()
+
+# 3. The GPU runtime's C API: a C program links Weft::weft and checks the library's version
+#    against its header's (no GPU needed for that).
+if(WITH_C_API)
+  file(WRITE "${WORK}/c_api/CMakeLists.txt" [=[
+cmake_minimum_required(VERSION 3.25)
+project(weft_c_api_user LANGUAGES C)
+find_package(Weft CONFIG REQUIRED)
+add_executable(c_api_version main.c)
+target_link_libraries(c_api_version PRIVATE Weft::weft)
+]=])
+  file(WRITE "${WORK}/c_api/main.c" [=[
+#include <stdio.h>
+#include "weft/weft.h"
+int main(void) {
+  int version = 0;
+  if (weftGetVersion(&version) != weftSuccess || version != WEFT_VERSION_CODE) {
+    fprintf(stderr, "libweft.so says %d, weft.h says %d\n", version, WEFT_VERSION_CODE);
+    return 1;
+  }
+  printf("%s\n", weftGetErrorString(weftTimeout));
+  return 0;
+}
+]=])
+  run("configuring a C program against Weft::weft"
+      "${CMAKE_COMMAND}" -S "${WORK}/c_api" -B "${WORK}/c_api/build" -G "${GENERATOR}"
+      "-DCMAKE_C_COMPILER=${C}" "-DCMAKE_PREFIX_PATH=${PREFIX}" ${user_flags})
+  run("building it" "${CMAKE_COMMAND}" --build "${WORK}/c_api/build")
+  run("running it" "${WORK}/c_api/build/c_api_version")
+  if(NOT run_output MATCHES "weftTimeout")
+    message(FATAL_ERROR "the C program said:\n${run_output}")
+  endif()
+endif()
+message(STATUS "the user's project built against the install in ${PREFIX}; its algorithms "
+               "compiled, loaded and proved")
