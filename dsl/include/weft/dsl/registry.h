@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "weft/dsl/program.h"
+#include "weft/version.h"
 
 namespace weft::dsl {
 
@@ -68,4 +69,15 @@ class Registry {
 inline constexpr const char* kRegisterSymbol = "weft_register_algorithms";
 using RegisterFunction = void (*)(Registry*);
 
+// The Weft version a library was compiled against: the symbol below, which every file that
+// includes this header defines (weakly, so that they agree and link). weftc reads it from the
+// library before calling anything in it and refuses a library of another version, whose
+// Registry and Program may be laid out differently.
+inline constexpr const char* kVersionSymbol = "weft_algorithm_library_version";
+
 }  // namespace weft::dsl
+
+extern "C" {
+[[gnu::weak, gnu::visibility("default")]] extern const char weft_algorithm_library_version[] =
+    WEFT_VERSION_STRING;
+}
