@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include "weft/plugin/standalone_id.h"
+#include "weft/runtime/nccl_version.h"
+#include "weft/version.h"
 
 namespace weft::plugin {
 
@@ -123,6 +125,8 @@ Shim::Shim(ShimConfig config, NcclLibrary nccl, std::unique_ptr<WeftBackend> bac
       return device.ok() ? device.value() : -1;
     });
   }
+  logger_.info("Weft {}, built against NCCL {}", WEFT_VERSION_STRING,
+               ir::nccl_version_text(NCCL_VERSION_CODE));
   for (const std::string& problem : config_.problems) logger_.warn("{}", problem);
   if (config_.disabled) {
     if (config_.standalone) logger_.warn("WEFT_DISABLE=1 overrides WEFT_STANDALONE=1");
@@ -136,7 +140,15 @@ Shim::Shim(ShimConfig config, NcclLibrary nccl, std::unique_ptr<WeftBackend> bac
         "standalone mode (WEFT_STANDALONE=1): no NCCL; collectives without a loaded "
         "algorithm fail");
   } else if (nccl_.found) {
-    logger_.info("forwarding to {}", nccl_.origin);
+    // The NCCL found at run time may differ from the headers the shim was built with. Asked only
+    // for the log, so that without it the shim calls NCCL only when the application does.
+    if (logger_.enabled(LogLevel::Info)) {
+      int code = 0;
+      const bool known = nccl_.functions.GetVersion(&code) == ncclSuccess;
+      logger_.info(
+          "forwarding to {}: NCCL {}", nccl_.origin,
+          known ? ir::nccl_version_text(code) : "of unknown version (ncclGetVersion failed)");
+    }
   } else {
     logger_.warn("{}", nccl_.error);
   }

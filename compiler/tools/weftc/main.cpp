@@ -4,11 +4,13 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "version.h"
 
 int main(int argc, char** argv) {
   using namespace weft::weftc;
   CLI::App app{"weftc: compile, verify and inspect MSCCL-compatible collective algorithms"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", version_text, "Weft's version and NCCL's, then exit");
   int exit_code = kOk;
   add_verify_command(app, exit_code);
   add_lint_command(app, exit_code);
@@ -22,6 +24,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);

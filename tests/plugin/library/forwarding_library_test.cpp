@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include "library_test_support.h"
+#include "weft/version.h"
 
 namespace {
 
@@ -103,6 +104,7 @@ TEST_CASE("library: ncclX calls reach WEFT_NCCL_LIB unchanged; bad algorithm fil
 
   const std::string log = captured.text();
   const std::vector<std::string> expected = {
+      "GetVersion",  // the shim's own, for the version in its WEFT_DEBUG=INFO banner
       "GetVersion",
       "GetUniqueId",
       fmt::format("CommInitRank(nranks=2, rank=1) -> {}", c),
@@ -130,7 +132,11 @@ TEST_CASE("library: ncclX calls reach WEFT_NCCL_LIB unchanged; bad algorithm fil
   CHECK(log.find("WEFT WARN skipping algorithm file '" + (algorithms / "broken.xml").string()) !=
         std::string::npos);
   CHECK(log.find("broken.xml:2:") != std::string::npos);
-  CHECK(log.find("WEFT INFO forwarding to " WEFT_RECORDING_NCCL) != std::string::npos);
+  CHECK(log.find("WEFT INFO Weft " WEFT_VERSION_STRING ", built against NCCL 2.") !=
+        std::string::npos);
+  // The stand-in answers 22809 for the NCCL found at run time.
+  CHECK(log.find("WEFT INFO forwarding to " WEFT_RECORDING_NCCL ": NCCL 2.28.9") !=
+        std::string::npos);
   CHECK(log.find("WEFT INFO ncclAllReduce: allreduce of 16 × float (sum, out-of-place) on 2 "
                  "ranks -> NCCL: no loaded algorithm is for 2 ranks") != std::string::npos);
   CHECK(log.find("WEFT WARN ncclCommRevoke") != std::string::npos);

@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include "shim_test_support.h"
+#include "weft/runtime/nccl_version.h"
+#include "weft/version.h"
 
 namespace {
 
@@ -33,6 +35,16 @@ TEST_CASE("forwarding: ncclGetVersion and ncclGetUniqueId reach the real NCCL") 
   CHECK(t.shim->get_unique_id(&id) == ncclSuccess);
   CHECK(static_cast<unsigned char>(id.internal[0]) == 0x5a);
   CHECK(nccl.lines() == std::vector<std::string>{"GetVersion", "GetUniqueId"});
+}
+
+TEST_CASE("forwarding: the INFO banner names Weft's version and both NCCL versions") {
+  RecordingNccl nccl;
+  ShimUnderTest t(ShimConfig{});
+  INFO(t.all_log());
+  CHECK(t.logged("Weft " WEFT_VERSION_STRING ", built against NCCL " +
+                 weft::ir::nccl_version_text(NCCL_VERSION_CODE)));
+  // The stand-in NCCL answers 22809.
+  CHECK(t.logged("forwarding to " WEFT_RECORDING_NCCL ": NCCL 2.28.9"));
 }
 
 TEST_CASE(

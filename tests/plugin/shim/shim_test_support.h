@@ -164,12 +164,20 @@ struct ShimUnderTest {
     config.debug = LogLevel::Trace;
     NcclLibrary nccl;
     if (!config.standalone) nccl = resolve_nccl(nccl_library);
+    void* library = nccl.handle;
     shim = std::make_unique<Shim>(std::move(config), std::move(nccl),
                                   std::make_unique<RecordingBackend>(backend),
                                   [this](std::string_view line) {
                                     std::lock_guard lock(log_mutex);
                                     log.emplace_back(line);
                                   });
+    // At this log level the shim asks NCCL its version for the banner; the tests look at what
+    // it forwards for the application, so the recording starts after that.
+    if (library) {
+      if (void* clear = dlsym(library, "weft_recording_nccl_clear")) {
+        reinterpret_cast<void (*)()>(clear)();
+      }
+    }
   }
   bool logged(std::string_view needle) {
     std::lock_guard lock(log_mutex);
