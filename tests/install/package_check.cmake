@@ -41,6 +41,17 @@ if(NOT run_output MATCHES "Configuring done")
 endif()
 run("building the user's project" "${CMAKE_COMMAND}" --build "${WORK}/user")
 
+# One copy of the DSL in weftc's process: the user's library names the installed libweft_dsl.so
+# (the one weftc has loaded) and holds no DSL code of its own.
+run("readelf" readelf -d "${WORK}/user/libmy_algorithms.so")
+if(NOT run_output MATCHES "NEEDED[^\n]*\\[libweft_dsl\\.so\\.[0-9]")
+  message(FATAL_ERROR "libmy_algorithms.so does not link libweft_dsl.so:\n${run_output}")
+endif()
+run("nm" nm -D --defined-only "${WORK}/user/libmy_algorithms.so")
+if(run_output MATCHES "_ZN4weft3dsl8Registry3add")
+  message(FATAL_ERROR "libmy_algorithms.so carries a copy of the DSL (Registry::add):\n${run_output}")
+endif()
+
 set(weftc "${PREFIX}/bin/weftc")
 run("weftc compile --load (the user's library)" "${weftc}" compile
     --load "${WORK}/user/libmy_algorithms.so" my_allgather_reverse_ring --ranks 6
