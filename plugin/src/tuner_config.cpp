@@ -4,11 +4,11 @@
 #include <array>
 #include <cctype>
 #include <charconv>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include <fmt/format.h>
+
+#include "weft/runtime/text_file.h"
 
 namespace weft::plugin {
 
@@ -81,6 +81,9 @@ std::string_view tuner_protocol_name(int protocol) {
 
 TunerConfig parse_tuner_config(std::string_view text, std::string_view source_name) {
   TunerConfig config;
+  // Editors on some systems start a UTF-8 file with a byte order mark; it is not part of the
+  // first rule.
+  text = ir::strip_utf8_bom(text);
   int line_number = 0;
   while (!text.empty()) {
     const auto newline = text.find('\n');
@@ -101,7 +104,8 @@ TunerConfig parse_tuner_config(std::string_view text, std::string_view source_na
       start = comma + 1;
     }
     auto problem = [&](std::string reason) {
-      config.problems.push_back(fmt::format("{}:{}: {}", source_name, line_number, reason));
+      config.problems.push_back(
+          fmt::format("{}:{}: {} (line ignored)", source_name, line_number, reason));
     };
     if (fields.size() < 8 || fields.size() > 10) {
       problem(fmt::format(
@@ -179,15 +183,19 @@ TunerConfig parse_tuner_config(std::string_view text, std::string_view source_na
 }
 
 TunerConfig read_tuner_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const ir::TextFile file = ir::read_text_file(path, {kTunerFileMaxBytes, true});
+  if (!file.ok()) {
     TunerConfig config;
-    config.problems.push_back(fmt::format("{}: cannot be read; the tuner changes nothing", path));
+    config.problems.push_back(
+        fmt::format("{}: cannot be read ({}); the tuner changes nothing", path, file.error));
     return config;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_tuner_config(text.str(), path);
+  TunerConfig config = parse_tuner_config(file.text, path);
+  if (config.rules.empty()) {
+    config.problems.push_back(
+        fmt::format("{}: no rule could be read from it; the tuner changes nothing", path));
+  }
+  return config;
 }
 
 int apply_tuner_rules(const std::vector<TunerRule>& rules, const TunerQuery& query,

@@ -272,6 +272,6 @@ TEST_CASE("reader: files", "[xml][reader]") {
 
   const ReadResult missing = read_xml_file(path + ".absent");
   CHECK_FALSE(missing.ok());
-  const Diagnostic d = only_error(missing.diagnostics, "cannot open");
+  const Diagnostic d = only_error(missing.diagnostics, "cannot be read: No such file");
   CHECK(d.file == path + ".absent");
 }

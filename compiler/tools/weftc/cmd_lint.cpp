@@ -25,7 +25,7 @@ void add_lint_command(CLI::App& app, int& exit_code) {
     const ir::LimitsProfile limits = profile_or_throw(args->profile);
     int worst = kOk;
     for (const std::string& file : args->files) {
-      ir::LoadResult loaded = ir::load_xml_file(file, limits);
+      ir::LoadResult loaded = ir::load_xml_file(file, limits, ir::kCommandLineFile);
       for (const Diagnostic& finding : loaded.diagnostics.items) {
         fmt::print("{}\n", finding.str());
       }

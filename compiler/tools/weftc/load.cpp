@@ -6,7 +6,7 @@ namespace weft::weftc {
 
 std::optional<ir::Algorithm> load_or_report(const std::string& path,
                                             const ir::LimitsProfile& limits) {
-  ir::LoadResult loaded = ir::load_xml_file(path, limits);
+  ir::LoadResult loaded = ir::load_xml_file(path, limits, ir::kCommandLineFile);
   for (const Diagnostic& finding : loaded.diagnostics.items) {
     fmt::print(stderr, "{}\n", finding.str());
   }

@@ -480,8 +480,9 @@ Diagnostics validate(const Algorithm& algo, const LimitsProfile& limits) {
   return out;
 }
 
-LoadResult load_xml_file(const std::string& path, const LimitsProfile& limits) {
-  return load(read_xml_file(path), limits);
+LoadResult load_xml_file(const std::string& path, const LimitsProfile& limits,
+                         const FileReadPolicy& policy) {
+  return load(read_xml_file(path, policy), limits);
 }
 
 LoadResult load_xml_string(std::string_view text, const LimitsProfile& limits,

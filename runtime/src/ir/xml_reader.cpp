@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
-#include <fstream>
 #include <iterator>
 #include <new>
 #include <string>
@@ -432,31 +431,14 @@ ReadResult read_xml_string(std::string_view text, std::string source_name) {
   return result;
 }
 
-ReadResult read_xml_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+ReadResult read_xml_file(const std::string& path, const FileReadPolicy& policy) {
+  TextFile file = read_text_file(path, policy);
+  if (!file.ok()) {
     ReadResult result;
-    result.diagnostics.error(path, 0, "", "cannot open the file for reading");
+    result.diagnostics.error(path, 0, "", "cannot be read: " + file.error);
     return result;
   }
-  std::string text;
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  in.seekg(0, std::ios::beg);
-  if (size > 0) {
-    text.resize(static_cast<std::size_t>(size));
-    in.read(text.data(), size);
-  } else {
-    // Not seekable (a pipe): read it as a stream.
-    in.clear();
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  if (in.bad() || (size > 0 && in.gcount() != size)) {
-    ReadResult result;
-    result.diagnostics.error(path, 0, "", "error while reading the file");
-    return result;
-  }
-  return read_xml_string(text, path);
+  return read_xml_string(file.text, path);
 }
 
 }  // namespace weft::ir

@@ -49,7 +49,7 @@ struct Session {
 Result<ir::Algorithm> read_algorithm(const PerfOptions& o, int nranks) {
   const ir::Protocol protocol = o.protocol.value_or(ir::Protocol::Simple);
   if (!o.builtin.empty()) return builtin_algorithm(o.builtin, nranks, protocol);
-  ir::LoadResult loaded = ir::load_xml_file(o.xml, ir::weft_limits());
+  ir::LoadResult loaded = ir::load_xml_file(o.xml, ir::weft_limits(), ir::kCommandLineFile);
   if (!loaded.ok()) {
     return Status::error(gpu::ErrorCode::InvalidAlgorithm,
                          fmt::format("{}:\n{}", o.xml, loaded.diagnostics.str()));

@@ -22,14 +22,19 @@ struct Catalog {
   // One message per file (or folder) that was skipped: the path and every finding, each with
   // file:line and the element path, as validation reports them.
   std::vector<std::string> skipped;
+  // Entries of an algorithm folder that were not read, and why (not *.xml, a FIFO, a dangling
+  // link, a loop of links): the shim names them at INFO.
+  std::vector<std::string> ignored;
 };
 
 // The files named by `config`: each folder's *.xml and each listed file, without duplicates
 // (same canonical path), sorted by file name and then by full path so that the order depends on
 // neither the folder's listing order nor the order of the variables. Unreadable folders and
-// missing files land in `problems`.
+// missing files land in `problems`, folder entries that are not read in `ignored` (when given).
+// Never throws for what the file system answers.
 std::vector<std::string> list_algorithm_files(const ShimConfig& config,
-                                              std::vector<std::string>& problems);
+                                              std::vector<std::string>& problems,
+                                              std::vector<std::string>* ignored = nullptr);
 
 // Reads and validates (limits profile `weft`) every file; bad files are skipped, never fatal.
 Catalog load_catalog(std::span<const std::string> files);

@@ -40,8 +40,13 @@ struct TunerConfig {
   std::vector<std::string> problems;
 };
 
+// A rule is one short line: 4 MiB holds tens of thousands, more than any table NCCL's tuner
+// would want to scan per call.
+inline constexpr std::uint64_t kTunerFileMaxBytes = std::uint64_t{4} << 20;
+
 TunerConfig parse_tuner_config(std::string_view text, std::string_view source_name);
-// A file that cannot be read gives no rules and one problem.
+// A file that cannot be read (missing, not a regular file, larger than kTunerFileMaxBytes) gives
+// no rules and one problem, as does one that yields no rule. Never blocks, never throws.
 TunerConfig read_tuner_config(const std::string& path);
 
 // What NCCL tells the tuner about one call.

@@ -1,12 +1,13 @@
 // Static validation of an IR (DESIGN.md §2.7) against a limits profile.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
-#include <optional>
 
 #include "weft/runtime/diagnostics.h"
 #include "weft/runtime/ir.h"
+#include "weft/runtime/xml.h"
 
 namespace weft::ir {
 
@@ -42,7 +43,8 @@ struct LoadResult {
   Diagnostics diagnostics;
   bool ok() const { return algorithm.has_value(); }
 };
-LoadResult load_xml_file(const std::string& path, const LimitsProfile& limits);
+LoadResult load_xml_file(const std::string& path, const LimitsProfile& limits,
+                         const FileReadPolicy& policy = kAlgorithmFile);
 LoadResult load_xml_string(std::string_view text, const LimitsProfile& limits,
                            std::string source_name = "<string>");
 

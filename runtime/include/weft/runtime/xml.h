@@ -9,6 +9,7 @@
 
 #include "weft/runtime/diagnostics.h"
 #include "weft/runtime/ir.h"
+#include "weft/runtime/text_file.h"
 
 namespace weft::ir {
 
@@ -20,7 +21,12 @@ struct ReadResult {
 
 // `source_name` is used in messages (the file name). Never throws on bad input.
 ReadResult read_xml_string(std::string_view text, std::string source_name = "<string>");
-ReadResult read_xml_file(const std::string& path);
+// The default policy is for files named by others (an environment variable, a folder): regular
+// files of at most kAlgorithmFileMaxBytes, never blocking. weftc reads what its user names with
+// kCommandLineFile.
+inline constexpr FileReadPolicy kAlgorithmFile{kAlgorithmFileMaxBytes, true};
+inline constexpr FileReadPolicy kCommandLineFile{std::numeric_limits<std::uint64_t>::max(), false};
+ReadResult read_xml_file(const std::string& path, const FileReadPolicy& policy = kAlgorithmFile);
 
 std::string write_xml(const Algorithm& algo);
 // Writes atomically (temporary file + rename); returns false and fills `error` on failure.
