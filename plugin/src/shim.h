@@ -95,6 +95,10 @@ class Shim {
     return forward(api, function, args...);
   }
 
+  // An exception that reached the API boundary (api_guard.h): logged at WARN and kept as this
+  // thread's ncclGetLastError message; returns `code`.
+  ncclResult_t report_exception(const char* api, const char* what, ncclResult_t code);
+
  private:
   struct CommRecord;
   struct PendingCollective;

@@ -45,7 +45,7 @@ TunerContext* make_context(std::size_t nranks, std::size_t nnodes, weftNcclDebug
   }
   context->config = read_tuner_config(path);
   for (const std::string& problem : context->config.problems) {
-    log_to_nccl(*context, WEFT_NCCL_LOG_WARN, "Weft tuner: {} (line ignored)", problem);
+    log_to_nccl(*context, WEFT_NCCL_LOG_WARN, "Weft tuner: {}", problem);
   }
   log_to_nccl(*context, WEFT_NCCL_LOG_INFO, "Weft tuner: {} rule{} from {} ({} ranks, {} nodes)",
               context->config.rules.size(), context->config.rules.size() == 1 ? "" : "s", path,
@@ -58,8 +58,9 @@ ncclResult_t init_v5(void** context, uint64_t /*commId*/, size_t nRanks, size_t 
                      weftNcclTunerConstants_v5_t* /*constants*/) {
   try {
     if (context != nullptr) *context = make_context(nRanks, nNodes, logFunction);
-  } catch (const std::exception&) {
-    if (context != nullptr) *context = nullptr;  // a null context tunes nothing
+  } catch (...) {
+    // Nothing may cross into NCCL (memory exhaustion included): a null context tunes nothing.
+    if (context != nullptr) *context = nullptr;
   }
   return ncclSuccess;
 }
@@ -96,8 +97,8 @@ ncclResult_t get_coll_info(void* opaque, weftNcclFunc_t collType, size_t nBytes,
           tuner_protocol_name(applied.protocol),
           applied.channels > 0 ? fmt::format(", {} channels", applied.channels) : "", applied.line);
     }
-  } catch (const std::exception&) {
-    // Leave NCCL's choice as it was.
+  } catch (...) {
+    // Nothing may cross into NCCL: leave its choice as it was.
   }
   return ncclSuccess;
 }

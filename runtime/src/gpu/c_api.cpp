@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,39 @@ class CallbackBootstrap final : public weft::gpu::Bootstrap {
   weftBootstrap_t callbacks_;
 };
 
+// No exception crosses the C ABI: each function's body runs through guarded(), which turns
+// anything thrown (memory exhaustion included) into a result code and a message (the
+// communicator's last error, or the config's error buffer for the init functions).
+void note_exception(const char* api, const char* what, weftComm* comm,
+                    const weftCommConfig_t* config) noexcept {
+  try {
+    const Status status = Status::error(
+        ErrorCode::InternalError,
+        fmt::format("{}: {} (caught at the API boundary; the call did nothing more)", api, what));
+    if (comm != nullptr) comm->last_error = status.str();
+    finish_init(config, status);
+  } catch (...) {
+    // Not even the message could be made: the code alone says it.
+  }
+}
+
+template <class Body>
+weftResult_t guarded(const char* api, weftComm* comm, const weftCommConfig_t* config,
+                     Body&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    note_exception(api, "out of memory", comm, config);
+    return weftSystemError;
+  } catch (const std::exception& e) {
+    note_exception(api, e.what(), comm, config);
+    return weftInternalError;
+  } catch (...) {
+    note_exception(api, "an exception of unknown type", comm, config);
+    return weftInternalError;
+  }
+}
+
 Status bad_comm() {
   return Status::error(ErrorCode::InvalidArgument, "communicator is NULL");
 }
@@ -144,144 +178,164 @@ const char* weftGetLastError(weftComm_t comm) {
 }
 
 weftResult_t weftCommInitEmulated(weftComm_t* comm, int nranks, const weftCommConfig_t* config) {
-  if (comm == nullptr)
-    return finish_init(config, Status::error(ErrorCode::InvalidArgument, "comm is NULL"));
-  *comm = nullptr;
-  auto values = read_config(config);
-  if (!values.ok()) return finish_init(config, values.status());
-  return create(comm, config, weft::gpu::make_emulation_transport(nranks, values.value().device),
-                values.value().options);
+  return guarded("weftCommInitEmulated", nullptr, config, [&]() -> weftResult_t {
+    if (comm == nullptr)
+      return finish_init(config, Status::error(ErrorCode::InvalidArgument, "comm is NULL"));
+    *comm = nullptr;
+    auto values = read_config(config);
+    if (!values.ok()) return finish_init(config, values.status());
+    return create(comm, config, weft::gpu::make_emulation_transport(nranks, values.value().device),
+                  values.value().options);
+  });
 }
 
 weftResult_t weftCommInitRank(weftComm_t* comm, int nranks, int rank, const char* rendezvous,
                               const weftCommConfig_t* config) {
-  if (comm == nullptr || rendezvous == nullptr) {
-    return finish_init(config,
-                       Status::error(ErrorCode::InvalidArgument, "comm or rendezvous is NULL"));
-  }
-  *comm = nullptr;
-  auto values = read_config(config);
-  if (!values.ok()) return finish_init(config, values.status());
-  auto address = weft::gpu::parse_socket_address(rendezvous);
-  if (!address.ok()) return finish_init(config, address.status());
-  weft::gpu::SocketBootstrapOptions options;
-  options.root = address.value();
-  options.rank = rank;
-  options.size = nranks;
-  auto bootstrap = weft::gpu::make_socket_bootstrap(options);
-  if (!bootstrap.ok()) return finish_init(config, bootstrap.status());
-  std::shared_ptr<weft::gpu::Bootstrap> shared = std::move(bootstrap.value());
-  return create(comm, config,
-                weft::gpu::make_ipc_transport(shared, nranks, {rank}, values.value().device),
-                values.value().options);
+  return guarded("weftCommInitRank", nullptr, config, [&]() -> weftResult_t {
+    if (comm == nullptr || rendezvous == nullptr) {
+      return finish_init(config,
+                         Status::error(ErrorCode::InvalidArgument, "comm or rendezvous is NULL"));
+    }
+    *comm = nullptr;
+    auto values = read_config(config);
+    if (!values.ok()) return finish_init(config, values.status());
+    auto address = weft::gpu::parse_socket_address(rendezvous);
+    if (!address.ok()) return finish_init(config, address.status());
+    weft::gpu::SocketBootstrapOptions options;
+    options.root = address.value();
+    options.rank = rank;
+    options.size = nranks;
+    auto bootstrap = weft::gpu::make_socket_bootstrap(options);
+    if (!bootstrap.ok()) return finish_init(config, bootstrap.status());
+    std::shared_ptr<weft::gpu::Bootstrap> shared = std::move(bootstrap.value());
+    return create(comm, config,
+                  weft::gpu::make_ipc_transport(shared, nranks, {rank}, values.value().device),
+                  values.value().options);
+  });
 }
 
 weftResult_t weftCommInitWithBootstrap(weftComm_t* comm, int nranks, int rank,
                                        const weftBootstrap_t* bootstrap,
                                        const weftCommConfig_t* config) {
-  if (comm == nullptr || bootstrap == nullptr || bootstrap->allgather == nullptr) {
-    return finish_init(config, Status::error(ErrorCode::InvalidArgument,
-                                             "comm, bootstrap or its allgather is NULL"));
-  }
-  *comm = nullptr;
-  if (bootstrap->rank != rank || bootstrap->size != nranks) {
-    return finish_init(config,
-                       Status::error(ErrorCode::InvalidArgument,
-                                     fmt::format("the bootstrap is rank {} of {}, the call "
-                                                 "rank {} of {}",
-                                                 bootstrap->rank, bootstrap->size, rank, nranks)));
-  }
-  auto values = read_config(config);
-  if (!values.ok()) return finish_init(config, values.status());
-  auto shared = std::make_shared<CallbackBootstrap>(*bootstrap);
-  return create(comm, config,
-                weft::gpu::make_ipc_transport(shared, nranks, {rank}, values.value().device),
-                values.value().options);
+  return guarded("weftCommInitWithBootstrap", nullptr, config, [&]() -> weftResult_t {
+    if (comm == nullptr || bootstrap == nullptr || bootstrap->allgather == nullptr) {
+      return finish_init(config, Status::error(ErrorCode::InvalidArgument,
+                                               "comm, bootstrap or its allgather is NULL"));
+    }
+    *comm = nullptr;
+    if (bootstrap->rank != rank || bootstrap->size != nranks) {
+      return finish_init(
+          config, Status::error(ErrorCode::InvalidArgument,
+                                fmt::format("the bootstrap is rank {} of {}, the call "
+                                            "rank {} of {}",
+                                            bootstrap->rank, bootstrap->size, rank, nranks)));
+    }
+    auto values = read_config(config);
+    if (!values.ok()) return finish_init(config, values.status());
+    auto shared = std::make_shared<CallbackBootstrap>(*bootstrap);
+    return create(comm, config,
+                  weft::gpu::make_ipc_transport(shared, nranks, {rank}, values.value().device),
+                  values.value().options);
+  });
 }
 
 weftResult_t weftCommDestroy(weftComm_t comm) {
-  delete comm;
-  return weftSuccess;
+  return guarded("weftCommDestroy", comm, nullptr, [&]() -> weftResult_t {
+    delete comm;
+    return weftSuccess;
+  });
 }
 
 weftResult_t weftCommCount(weftComm_t comm, int* nranks) {
-  if (comm == nullptr) return finish(nullptr, bad_comm());
-  if (nranks == nullptr)
-    return finish(comm, Status::error(ErrorCode::InvalidArgument, "nranks is NULL"));
-  *nranks = comm->communicator->nranks();
-  return finish(comm, Status::success());
+  return guarded("weftCommCount", comm, nullptr, [&]() -> weftResult_t {
+    if (comm == nullptr) return finish(nullptr, bad_comm());
+    if (nranks == nullptr)
+      return finish(comm, Status::error(ErrorCode::InvalidArgument, "nranks is NULL"));
+    *nranks = comm->communicator->nranks();
+    return finish(comm, Status::success());
+  });
 }
 
 weftResult_t weftCommLocalRanks(weftComm_t comm, int* count, int* ranks, int capacity) {
-  if (comm == nullptr) return finish(nullptr, bad_comm());
-  if (count == nullptr)
-    return finish(comm, Status::error(ErrorCode::InvalidArgument, "count is NULL"));
-  const auto local = comm->communicator->local_ranks();
-  *count = static_cast<int>(local.size());
-  if (ranks != nullptr) {
-    for (int k = 0; k < std::min(capacity, *count); ++k)
-      ranks[k] = local[static_cast<std::size_t>(k)];
-  }
-  return finish(comm, Status::success());
+  return guarded("weftCommLocalRanks", comm, nullptr, [&]() -> weftResult_t {
+    if (comm == nullptr) return finish(nullptr, bad_comm());
+    if (count == nullptr)
+      return finish(comm, Status::error(ErrorCode::InvalidArgument, "count is NULL"));
+    const auto local = comm->communicator->local_ranks();
+    *count = static_cast<int>(local.size());
+    if (ranks != nullptr) {
+      for (int k = 0; k < std::min(capacity, *count); ++k)
+        ranks[k] = local[static_cast<std::size_t>(k)];
+    }
+    return finish(comm, Status::success());
+  });
 }
 
 weftResult_t weftLoadAlgo(weftComm_t comm, const char* xmlPath, weftAlgoHandle_t* handle) {
-  if (comm == nullptr) return finish(nullptr, bad_comm());
-  if (xmlPath == nullptr || handle == nullptr) {
-    return finish(comm, Status::error(ErrorCode::InvalidArgument, "xmlPath or handle is NULL"));
-  }
-  auto loaded = comm->communicator->load(std::string(xmlPath));
-  if (!loaded.ok()) return finish(comm, loaded.status());
-  *handle = loaded.value().id;
-  return finish(comm, Status::success());
+  return guarded("weftLoadAlgo", comm, nullptr, [&]() -> weftResult_t {
+    if (comm == nullptr) return finish(nullptr, bad_comm());
+    if (xmlPath == nullptr || handle == nullptr) {
+      return finish(comm, Status::error(ErrorCode::InvalidArgument, "xmlPath or handle is NULL"));
+    }
+    auto loaded = comm->communicator->load(std::string(xmlPath));
+    if (!loaded.ok()) return finish(comm, loaded.status());
+    *handle = loaded.value().id;
+    return finish(comm, Status::success());
+  });
 }
 
 weftResult_t weftLoadAlgoFromString(weftComm_t comm, const char* xmlText,
                                     weftAlgoHandle_t* handle) {
-  if (comm == nullptr) return finish(nullptr, bad_comm());
-  if (xmlText == nullptr || handle == nullptr) {
-    return finish(comm, Status::error(ErrorCode::InvalidArgument, "xmlText or handle is NULL"));
-  }
-  weft::ir::LoadResult read =
-      weft::ir::load_xml_string(xmlText, weft::ir::weft_limits(), "<string>");
-  if (!read.ok()) {
-    return finish(comm, Status::error(ErrorCode::InvalidAlgorithm,
-                                      "the XML text failed to load:\n" + read.diagnostics.str()));
-  }
-  auto loaded = comm->communicator->load(*read.algorithm);
-  if (!loaded.ok()) return finish(comm, loaded.status());
-  *handle = loaded.value().id;
-  return finish(comm, Status::success());
+  return guarded("weftLoadAlgoFromString", comm, nullptr, [&]() -> weftResult_t {
+    if (comm == nullptr) return finish(nullptr, bad_comm());
+    if (xmlText == nullptr || handle == nullptr) {
+      return finish(comm, Status::error(ErrorCode::InvalidArgument, "xmlText or handle is NULL"));
+    }
+    weft::ir::LoadResult read =
+        weft::ir::load_xml_string(xmlText, weft::ir::weft_limits(), "<string>");
+    if (!read.ok()) {
+      return finish(comm, Status::error(ErrorCode::InvalidAlgorithm,
+                                        "the XML text failed to load:\n" + read.diagnostics.str()));
+    }
+    auto loaded = comm->communicator->load(*read.algorithm);
+    if (!loaded.ok()) return finish(comm, loaded.status());
+    *handle = loaded.value().id;
+    return finish(comm, Status::success());
+  });
 }
 
 weftResult_t weftUnloadAlgo(weftComm_t comm, weftAlgoHandle_t handle) {
-  if (comm == nullptr) return finish(nullptr, bad_comm());
-  return finish(comm, comm->communicator->unload({handle}));
+  return guarded("weftUnloadAlgo", comm, nullptr, [&]() -> weftResult_t {
+    if (comm == nullptr) return finish(nullptr, bad_comm());
+    return finish(comm, comm->communicator->unload({handle}));
+  });
 }
 
 weftResult_t weftAlgoApplies(weftComm_t comm, weftAlgoHandle_t handle, weftCollective_t coll,
                              size_t count, weftDataType_t datatype, weftRedOp_t op, int inPlace,
                              int root, int* applies) {
-  if (comm == nullptr) return finish(nullptr, bad_comm());
-  if (applies == nullptr)
-    return finish(comm, Status::error(ErrorCode::InvalidArgument, "applies is NULL"));
-  if (coll < weftAllReduce || coll > weftCustom || datatype < weftInt8 || datatype > weftBfloat16 ||
-      op < weftSum || op > weftAvg) {
-    return finish(comm, Status::error(ErrorCode::InvalidArgument,
-                                      "collective, data type or operator out of range"));
-  }
-  weft::gpu::CallShape shape;
-  shape.collective = static_cast<weft::ir::Collective>(coll);
-  shape.nranks = comm->communicator->nranks();
-  shape.count = count;
-  shape.dtype = static_cast<weft::DataType>(datatype);
-  shape.op = static_cast<weft::ReduceOp>(op);
-  shape.in_place = inPlace != 0;
-  shape.root = root;
-  const weft::gpu::Applicability a = comm->communicator->applies({handle}, shape);
-  *applies = a.applies ? 1 : 0;
-  comm->last_error = a.reason;
-  return weftSuccess;
+  return guarded("weftAlgoApplies", comm, nullptr, [&]() -> weftResult_t {
+    if (comm == nullptr) return finish(nullptr, bad_comm());
+    if (applies == nullptr)
+      return finish(comm, Status::error(ErrorCode::InvalidArgument, "applies is NULL"));
+    if (coll < weftAllReduce || coll > weftCustom || datatype < weftInt8 ||
+        datatype > weftBfloat16 || op < weftSum || op > weftAvg) {
+      return finish(comm, Status::error(ErrorCode::InvalidArgument,
+                                        "collective, data type or operator out of range"));
+    }
+    weft::gpu::CallShape shape;
+    shape.collective = static_cast<weft::ir::Collective>(coll);
+    shape.nranks = comm->communicator->nranks();
+    shape.count = count;
+    shape.dtype = static_cast<weft::DataType>(datatype);
+    shape.op = static_cast<weft::ReduceOp>(op);
+    shape.in_place = inPlace != 0;
+    shape.root = root;
+    const weft::gpu::Applicability a = comm->communicator->applies({handle}, shape);
+    *applies = a.applies ? 1 : 0;
+    comm->last_error = a.reason;
+    return weftSuccess;
+  });
 }
 
 static weftResult_t run_checked(weftComm_t comm, weftAlgoHandle_t handle,
@@ -300,43 +354,51 @@ static weftResult_t run_checked(weftComm_t comm, weftAlgoHandle_t handle,
 weftResult_t weftRunAlgo(weftComm_t comm, weftAlgoHandle_t handle, const void* sendbuff,
                          void* recvbuff, size_t count, weftDataType_t datatype, weftRedOp_t op,
                          int root, weftStream_t stream) {
-  if (comm == nullptr) return finish(nullptr, bad_comm());
-  const weft::gpu::RankBuffers call{sendbuff, recvbuff};
-  return run_checked(comm, handle, std::span(&call, 1), count, datatype, op, root, stream);
+  return guarded("weftRunAlgo", comm, nullptr, [&]() -> weftResult_t {
+    if (comm == nullptr) return finish(nullptr, bad_comm());
+    const weft::gpu::RankBuffers call{sendbuff, recvbuff};
+    return run_checked(comm, handle, std::span(&call, 1), count, datatype, op, root, stream);
+  });
 }
 
 weftResult_t weftRunAlgoEmulated(weftComm_t comm, weftAlgoHandle_t handle,
                                  const void* const* sendbuffs, void* const* recvbuffs, size_t count,
                                  weftDataType_t datatype, weftRedOp_t op, int root,
                                  weftStream_t stream) {
-  if (comm == nullptr) return finish(nullptr, bad_comm());
-  if (sendbuffs == nullptr || recvbuffs == nullptr) {
-    return finish(comm, Status::error(ErrorCode::InvalidArgument, "buffer arrays are NULL"));
-  }
-  std::vector<weft::gpu::RankBuffers> calls(comm->communicator->local_ranks().size());
-  for (std::size_t k = 0; k < calls.size(); ++k) calls[k] = {sendbuffs[k], recvbuffs[k]};
-  return run_checked(comm, handle, calls, count, datatype, op, root, stream);
+  return guarded("weftRunAlgoEmulated", comm, nullptr, [&]() -> weftResult_t {
+    if (comm == nullptr) return finish(nullptr, bad_comm());
+    if (sendbuffs == nullptr || recvbuffs == nullptr) {
+      return finish(comm, Status::error(ErrorCode::InvalidArgument, "buffer arrays are NULL"));
+    }
+    std::vector<weft::gpu::RankBuffers> calls(comm->communicator->local_ranks().size());
+    for (std::size_t k = 0; k < calls.size(); ++k) calls[k] = {sendbuffs[k], recvbuffs[k]};
+    return run_checked(comm, handle, calls, count, datatype, op, root, stream);
+  });
 }
 
 weftResult_t weftReserveScratch(weftComm_t comm, weftAlgoHandle_t handle, size_t maxCount,
                                 weftDataType_t datatype) {
-  if (comm == nullptr) return finish(nullptr, bad_comm());
-  if (datatype < weftInt8 || datatype > weftBfloat16) {
-    return finish(comm, Status::error(ErrorCode::InvalidArgument, "data type out of range"));
-  }
-  return finish(comm, comm->communicator->reserve_scratch({handle}, maxCount,
-                                                          static_cast<weft::DataType>(datatype)));
+  return guarded("weftReserveScratch", comm, nullptr, [&]() -> weftResult_t {
+    if (comm == nullptr) return finish(nullptr, bad_comm());
+    if (datatype < weftInt8 || datatype > weftBfloat16) {
+      return finish(comm, Status::error(ErrorCode::InvalidArgument, "data type out of range"));
+    }
+    return finish(comm, comm->communicator->reserve_scratch({handle}, maxCount,
+                                                            static_cast<weft::DataType>(datatype)));
+  });
 }
 
 weftResult_t weftCommGetAsyncError(weftComm_t comm, weftResult_t* asyncError) {
-  if (comm == nullptr) return finish(nullptr, bad_comm());
-  if (asyncError == nullptr) {
-    return finish(comm, Status::error(ErrorCode::InvalidArgument, "asyncError is NULL"));
-  }
-  const Status status = comm->communicator->async_error();
-  *asyncError = static_cast<weftResult_t>(status.code);
-  if (!status.ok()) comm->last_error = status.str();
-  return weftSuccess;
+  return guarded("weftCommGetAsyncError", comm, nullptr, [&]() -> weftResult_t {
+    if (comm == nullptr) return finish(nullptr, bad_comm());
+    if (asyncError == nullptr) {
+      return finish(comm, Status::error(ErrorCode::InvalidArgument, "asyncError is NULL"));
+    }
+    const Status status = comm->communicator->async_error();
+    *asyncError = static_cast<weftResult_t>(status.code);
+    if (!status.ok()) comm->last_error = status.str();
+    return weftSuccess;
+  });
 }
 
 }  // extern "C"
