@@ -35,6 +35,27 @@ std::string_view to_string(LogLevel level) {
   return "NONE";
 }
 
+std::string printable_log_message(std::string_view message) {
+  std::string out;
+  const std::size_t shown = std::min(message.size(), kMaxLogMessageBytes);
+  out.reserve(shown + 32);
+  for (std::size_t k = 0; k < shown; ++k) {
+    const auto c = static_cast<unsigned char>(message[k]);
+    if (c == '\n') {
+      // Continuation lines are indented, so nothing in a message can pass for a line of its own.
+      out += "\n  ";
+    } else if (c == '\t' || (c >= 0x20 && c != 0x7f)) {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("\\x{:02x}", c);
+    }
+  }
+  if (shown < message.size()) {
+    out += fmt::format(" ... ({} more bytes not shown)", message.size() - shown);
+  }
+  return out;
+}
+
 Logger::Logger(LogLevel level, Sink sink) : level_(level), sink_(std::move(sink)) {}
 
 void Logger::write(LogLevel level, std::string_view message) const {
@@ -44,7 +65,7 @@ void Logger::write(LogLevel level, std::string_view message) const {
   const std::string line =
       fmt::format("{}:{}:{} [{}] WEFT {} {}", host.data(), static_cast<long>(getpid()),
                   static_cast<long>(syscall(SYS_gettid)), device_probe_ ? device_probe_() : -1,
-                  to_string(level), message);
+                  to_string(level), printable_log_message(message));
   if (sink_) {
     sink_(line);
     return;

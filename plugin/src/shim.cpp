@@ -154,6 +154,7 @@ Shim::Shim(ShimConfig config, NcclLibrary nccl, std::unique_ptr<WeftBackend> bac
   }
   catalog_ = load_catalog(config_);
   for (const std::string& skipped : catalog_.skipped) logger_.warn("{}", skipped);
+  for (const std::string& ignored : catalog_.ignored) logger_.info("{}", ignored);
   logger_.info("{} algorithm{} loaded", catalog_.entries.size(),
                catalog_.entries.size() == 1 ? "" : "s");
   for (std::size_t k = 0; k < catalog_.entries.size(); ++k) {
@@ -200,6 +201,11 @@ ncclResult_t Shim::fail(ncclResult_t code, std::string message) {
   logger_.warn("{}", message);
   thread_state().last_error = std::move(message);
   return code;
+}
+
+ncclResult_t Shim::report_exception(const char* api, const char* what, ncclResult_t code) {
+  return fail(code, fmt::format("{}: {} (caught at the API boundary; the call did nothing more)",
+                                api, what));
 }
 
 std::optional<ncclResult_t> Shim::refuse_unforwardable(const char* api) {
@@ -253,6 +259,11 @@ ncclResult_t Shim::get_unique_id(ncclUniqueId* id) {
                               "WEFT_STANDALONE_ADDR=host:port",
                               error));
     }
+  }
+  // Checked here, where the user can still fix it, not later on every rank.
+  if (auto parsed = gpu::parse_socket_address(address); !parsed.ok()) {
+    return fail(ncclInvalidArgument,
+                fmt::format("ncclGetUniqueId: WEFT_STANDALONE_ADDR: {}", parsed.status().str()));
   }
   const auto encoded = encode_standalone_id(address);
   if (!encoded) {
@@ -458,6 +469,13 @@ ncclResult_t Shim::comm_init_rank(ncclComm_t* comm, int nranks, ncclUniqueId id,
   if (nranks < 1 || rank < 0 || rank >= nranks) {
     return fail(ncclInvalidArgument,
                 fmt::format("{}: rank {} is not in [0, {})", api, rank, nranks));
+  }
+  // Checked before anything is allocated per rank.
+  if (nranks > gpu::kMaxSocketParticipants) {
+    return fail(ncclInvalidArgument,
+                fmt::format("{}: {} ranks, more than the {} a standalone rendezvous takes (one "
+                            "host)",
+                            api, nranks, gpu::kMaxSocketParticipants));
   }
   UniqueIdBytes bytes;
   std::memcpy(bytes.data(), &id, kUniqueIdBytes);

@@ -88,8 +88,7 @@ TEST_CASE("an in-process participant that never comes is named after the timeout
   CHECK_FALSE(other.get().ok());
 }
 
-TEST_CASE("a participant whose deadline fires later still names the missing rank",
-          "[bootstrap]") {
+TEST_CASE("a participant whose deadline fires later still names the missing rank", "[bootstrap]") {
   // Rank 1 enters first, so its deadline fires first; rank 0 learns of the failure from rank 1
   // (while waiting, or on entering after it) and must still say which rank never came.
   auto rendezvous = InProcessRendezvous::create(3, 200ms);
@@ -139,6 +138,16 @@ TEST_CASE("socket addresses parse as host:port", "[bootstrap]") {
   CHECK_FALSE(parse_socket_address("node7").ok());
   CHECK_FALSE(parse_socket_address("node7:http").ok());
   CHECK_FALSE(parse_socket_address("node7:70000").ok());
+}
+
+TEST_CASE("a socket rendezvous of an absurd size is refused before it allocates", "[bootstrap]") {
+  SocketBootstrapOptions options;
+  options.root = {"127.0.0.1", 0};
+  options.size = 2147483647;
+  auto bootstrap = make_socket_bootstrap(options);
+  REQUIRE_FALSE(bootstrap.ok());
+  CHECK(bootstrap.status().code == ErrorCode::InvalidArgument);
+  CHECK_THAT(bootstrap.status().message, Catch::Contains("more than the 4096"));
 }
 
 TEST_CASE("socket rendezvous over loopback: allgather and barrier among threads", "[bootstrap]") {

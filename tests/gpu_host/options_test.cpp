@@ -52,6 +52,8 @@ TEST_CASE("bad values are refused with the variable, the value and the range", "
   const std::pair<const char*, const char*> bad[] = {
       {"WEFT_TIMEOUT_S", "0"},           {"WEFT_TIMEOUT_S", "-1"},
       {"WEFT_TIMEOUT_S", "soon"},        {"WEFT_TIMEOUT_S", "1e9"},
+      // Below the floor of a millisecond: could only fail healthy calls.
+      {"WEFT_TIMEOUT_S", "1e-320"},      {"WEFT_ARRIVAL_TIMEOUT_S", "0.0001"},
       {"WEFT_FIFO_DEPTH", "1"},          {"WEFT_FIFO_DEPTH", "two"},
       {"WEFT_SIMPLE_SLOT_BYTES", "100"}, {"WEFT_LL_SLOT_BYTES", "1000"},
       {"WEFT_LL128_SLOT_BYTES", "1T"},   {"WEFT_NTHREADS", "100"},

@@ -131,12 +131,18 @@ Result<std::unique_ptr<Bootstrap>> start_root(const SocketBootstrapOptions& opti
   while (joined < options.size) {
     auto accepted = detail::accept_one(listener.value(), deadline);
     if (!accepted.ok()) {
+      // Named up to a point: thousands of absent ranks make a message nobody reads.
+      constexpr int kNamed = 16;
       std::string missing;
+      int absent = 0;
       for (int r = 1; r < options.size; ++r) {
         if (peers[static_cast<std::size_t>(r)].valid()) continue;
-        missing += missing.empty() ? "" : ", ";
-        missing += fmt::format("{}", r);
+        if (++absent <= kNamed) {
+          missing += missing.empty() ? "" : ", ";
+          missing += fmt::format("{}", r);
+        }
       }
+      if (absent > kNamed) missing += fmt::format(" and {} more", absent - kNamed);
       return Status::error(ErrorCode::SystemError,
                            fmt::format("socket bootstrap on port {}: ranks {} did not connect "
                                        "within {} ms",
@@ -215,6 +221,12 @@ Result<std::unique_ptr<Bootstrap>> make_socket_bootstrap(const SocketBootstrapOp
     return Status::error(
         ErrorCode::InvalidArgument,
         fmt::format("socket bootstrap: rank {} of {} participants", options.rank, options.size));
+  }
+  if (options.size > kMaxSocketParticipants) {
+    return Status::error(ErrorCode::InvalidArgument,
+                         fmt::format("socket bootstrap: {} participants, more than the {} one "
+                                     "rendezvous takes",
+                                     options.size, kMaxSocketParticipants));
   }
   if (options.size == 1) return make_single_participant_bootstrap();
   if (options.rank != 0 && options.root.port == 0) {

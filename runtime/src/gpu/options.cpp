@@ -80,6 +80,9 @@ std::optional<int> parse_int(std::string_view text) {
 constexpr std::size_t kMinSlotBytes = 1024;
 constexpr std::size_t kMaxSlotBytes = std::size_t{64} << 20;
 constexpr double kMaxTimeoutSeconds = 24.0 * 3600.0;
+// A kernel wait checks its clock every few microseconds and a launch takes longer than this to
+// start: a shorter timeout (WEFT_TIMEOUT_S=1e-320) could only fail healthy calls.
+constexpr double kMinTimeoutSeconds = 1e-3;
 
 Status check_slot(std::string_view variable, std::size_t bytes) {
   if (bytes < kMinSlotBytes || bytes > kMaxSlotBytes || bytes % 128 != 0) {
@@ -100,15 +103,15 @@ Status check_depth(std::string_view variable, int depth) {
 }  // namespace
 
 Status check(const RuntimeOptions& options) {
-  if (!(options.timeout_s > 0) || options.timeout_s > kMaxTimeoutSeconds ||
+  if (!(options.timeout_s >= kMinTimeoutSeconds) || options.timeout_s > kMaxTimeoutSeconds ||
       !std::isfinite(options.timeout_s)) {
     return bad("timeout", fmt::format("{}", options.timeout_s),
-               fmt::format("seconds in (0, {}]", kMaxTimeoutSeconds));
+               fmt::format("seconds in [{}, {}]", kMinTimeoutSeconds, kMaxTimeoutSeconds));
   }
-  if (!(options.arrival_timeout_s > 0) || options.arrival_timeout_s > kMaxTimeoutSeconds ||
-      !std::isfinite(options.arrival_timeout_s)) {
+  if (!(options.arrival_timeout_s >= kMinTimeoutSeconds) ||
+      options.arrival_timeout_s > kMaxTimeoutSeconds || !std::isfinite(options.arrival_timeout_s)) {
     return bad("arrival timeout", fmt::format("{}", options.arrival_timeout_s),
-               fmt::format("seconds in (0, {}]", kMaxTimeoutSeconds));
+               fmt::format("seconds in [{}, {}]", kMinTimeoutSeconds, kMaxTimeoutSeconds));
   }
   if (auto s = check_slot("simple slot bytes", options.simple.slot_bytes); !s.ok()) return s;
   if (auto s = check_slot("LL slot bytes", options.ll.slot_bytes); !s.ok()) return s;
@@ -133,16 +136,17 @@ Result<RuntimeOptions> runtime_options_from_env(const EnvLookup& lookup, Runtime
 
   if (auto text = get("WEFT_TIMEOUT_S")) {
     const auto value = parse_double(*text);
-    if (!value || !(*value > 0) || *value > kMaxTimeoutSeconds) {
-      return bad("WEFT_TIMEOUT_S", *text, fmt::format("seconds in (0, {}]", kMaxTimeoutSeconds));
+    if (!value || !(*value >= kMinTimeoutSeconds) || *value > kMaxTimeoutSeconds) {
+      return bad("WEFT_TIMEOUT_S", *text,
+                 fmt::format("seconds in [{}, {}]", kMinTimeoutSeconds, kMaxTimeoutSeconds));
     }
     options.timeout_s = *value;
   }
   if (auto text = get("WEFT_ARRIVAL_TIMEOUT_S")) {
     const auto value = parse_double(*text);
-    if (!value || !(*value > 0) || *value > kMaxTimeoutSeconds) {
+    if (!value || !(*value >= kMinTimeoutSeconds) || *value > kMaxTimeoutSeconds) {
       return bad("WEFT_ARRIVAL_TIMEOUT_S", *text,
-                 fmt::format("seconds in (0, {}]", kMaxTimeoutSeconds));
+                 fmt::format("seconds in [{}, {}]", kMinTimeoutSeconds, kMaxTimeoutSeconds));
     }
     options.arrival_timeout_s = *value;
   }

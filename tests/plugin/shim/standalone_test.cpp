@@ -140,3 +140,25 @@ TEST_CASE("standalone: WEFT_STANDALONE_ADDR fixes the rendezvous address") {
   std::memcpy(bytes.data(), &id, bytes.size());
   CHECK(decode_standalone_id(bytes) == std::optional<std::string>("127.0.0.1:29500"));
 }
+
+TEST_CASE("standalone: an unparsable WEFT_STANDALONE_ADDR is refused when the id is made") {
+  ShimConfig config = standalone_config();
+  config.standalone_address = "node7";  // no port
+  ShimUnderTest a(config);
+  ncclUniqueId id;
+  CHECK(a.shim->get_unique_id(&id) == ncclInvalidArgument);
+  CHECK(std::string(a.shim->get_last_error(nullptr)).find("WEFT_STANDALONE_ADDR") !=
+        std::string::npos);
+}
+
+TEST_CASE("standalone: an absurd rank count is refused before anything is allocated for it") {
+  ShimUnderTest a(standalone_config());
+  ncclUniqueId id;
+  REQUIRE(a.shim->get_unique_id(&id) == ncclSuccess);
+  ncclComm_t comm = nullptr;
+  CHECK(a.shim->comm_init_rank(&comm, 2147483647, id, 0, nullptr, false) == ncclInvalidArgument);
+  CHECK(std::string(a.shim->get_last_error(nullptr))
+            .find("2147483647 ranks, more than the 4096 a standalone rendezvous takes") !=
+        std::string::npos);
+  CHECK(comm == nullptr);
+}

@@ -19,6 +19,11 @@ enum class LogLevel { None = 0, Warn = 1, Info = 2, Trace = 3 };
 std::optional<LogLevel> parse_log_level(std::string_view text);
 std::string_view to_string(LogLevel level);
 
+// A message as a log line shows it: control characters (from environment values, file names,
+// XML names) written as \xNN, continuation lines indented, at most kMaxLogMessageBytes shown.
+inline constexpr std::size_t kMaxLogMessageBytes = 64 * 1024;
+std::string printable_log_message(std::string_view message);
+
 class Logger {
  public:
   // Receives each finished line without its newline.

@@ -63,6 +63,11 @@ struct SocketAddress {
 // naming the text.
 Result<SocketAddress> parse_socket_address(std::string_view text);
 
+// The most participants a socket rendezvous takes: rank 0 holds a connection and a record for
+// each, and CUDA IPC keeps them on one host. Larger counts are refused before anything is
+// allocated for them.
+inline constexpr int kMaxSocketParticipants = 4096;
+
 struct SocketBootstrapOptions {
   SocketAddress root;  // participant 0 listens here; the others connect to it
   int rank = 0;
