@@ -249,31 +249,50 @@ ncclResult_t Shim::get_version(int* version) {
 ncclResult_t Shim::get_unique_id(ncclUniqueId* id) {
   if (!config_.standalone) return forward("ncclGetUniqueId", &NcclFunctions::GetUniqueId, id);
   if (id == nullptr) return fail(ncclInvalidArgument, "ncclGetUniqueId: uniqueId is NULL");
-  std::string address = config_.standalone_address;
-  if (address.empty()) {
+  StandaloneId standalone;
+  standalone.address = config_.standalone_address;
+  if (standalone.address.empty()) {
     std::string error;
-    address = pick_local_rendezvous_address(&error);
-    if (address.empty()) {
+    auto picked = pick_local_rendezvous_address(&error);
+    if (!picked) {
       return fail(ncclSystemError,
-                  fmt::format("ncclGetUniqueId: no free local port for the rendezvous ({}); set "
-                              "WEFT_STANDALONE_ADDR=host:port",
+                  fmt::format("ncclGetUniqueId: no local socket name for the rendezvous ({})",
                               error));
     }
+    standalone.address = *picked;
   }
   // Checked here, where the user can still fix it, not later on every rank.
-  if (auto parsed = gpu::parse_socket_address(address); !parsed.ok()) {
+  auto parsed = gpu::parse_socket_address(standalone.address);
+  if (!parsed.ok()) {
     return fail(ncclInvalidArgument,
                 fmt::format("ncclGetUniqueId: WEFT_STANDALONE_ADDR: {}", parsed.status().str()));
   }
-  const auto encoded = encode_standalone_id(address);
+  if (parsed.value().local_name.empty()) {
+    logger_.warn(
+        "ncclGetUniqueId: WEFT_STANDALONE_ADDR={} is a TCP rendezvous: the ranks still prove "
+        "the job's secret, but rank 0 shows it to whoever connects first; without "
+        "WEFT_STANDALONE_ADDR a local socket is used, which only this user's processes can reach",
+        standalone.address);
+    if (gpu::listens_on_every_interface(parsed.value())) {
+      logger_.warn("ncclGetUniqueId: WEFT_STANDALONE_ADDR={} listens on every interface, so "
+                   "other hosts can reach it; name 127.0.0.1 or one interface's address",
+                   standalone.address);
+    }
+  }
+  auto secret = gpu::make_rendezvous_secret();
+  if (!secret.ok()) {
+    return fail(ncclSystemError, fmt::format("ncclGetUniqueId: {}", secret.status().str()));
+  }
+  standalone.secret = secret.value();
+  const auto encoded = encode_standalone_id(standalone);
   if (!encoded) {
-    return fail(
-        ncclInvalidArgument,
-        fmt::format("ncclGetUniqueId: WEFT_STANDALONE_ADDR '{}' does not fit in an id", address));
+    return fail(ncclInvalidArgument,
+                fmt::format("ncclGetUniqueId: WEFT_STANDALONE_ADDR '{}' does not fit in an id",
+                            standalone.address));
   }
   static_assert(sizeof(ncclUniqueId) == kUniqueIdBytes);
   std::memcpy(id, encoded->data(), kUniqueIdBytes);
-  logger_.info("ncclGetUniqueId: standalone rendezvous at {}", address);
+  logger_.info("ncclGetUniqueId: standalone rendezvous at {}", standalone.address);
   return ncclSuccess;
 }
 
@@ -479,8 +498,8 @@ ncclResult_t Shim::comm_init_rank(ncclComm_t* comm, int nranks, ncclUniqueId id,
   }
   UniqueIdBytes bytes;
   std::memcpy(bytes.data(), &id, kUniqueIdBytes);
-  const auto address = decode_standalone_id(bytes);
-  if (!address) {
+  const std::optional<StandaloneId> standalone = decode_standalone_id(bytes);
+  if (!standalone) {
     return fail(ncclInvalidArgument,
                 fmt::format("{}: the unique id was not made by ncclGetUniqueId in standalone mode "
                             "(WEFT_STANDALONE=1 must be set in every process, the one calling "
@@ -493,8 +512,9 @@ ncclResult_t Shim::comm_init_rank(ncclComm_t* comm, int nranks, ncclUniqueId id,
                 fmt::format("{}: no CUDA device: {}", api, device.status().str()));
   }
   const int dev = device.value();
-  const std::string root = *address;
-  return complete_or_defer([this, api, comm, nranks, rank, root, dev]() -> ncclResult_t {
+  const std::string root = standalone->address;
+  const gpu::RendezvousSecret secret = standalone->secret;
+  return complete_or_defer([this, api, comm, nranks, rank, root, secret, dev]() -> ncclResult_t {
     auto parsed = gpu::parse_socket_address(root);
     if (!parsed.ok())
       return fail(ncclInvalidArgument, fmt::format("{}: {}", api, parsed.status().str()));
@@ -502,6 +522,9 @@ ncclResult_t Shim::comm_init_rank(ncclComm_t* comm, int nranks, ncclUniqueId id,
     options.root = parsed.value();
     options.rank = rank;
     options.size = nranks;
+    options.secret = secret;
+    options.timeout = config_.rendezvous_timeout;
+    options.on_dropped = [this](const std::string& why) { logger_.warn("{}", why); };
     logger_.info("{}: rank {}/{} meets its peers at {}", api, rank, nranks, root);
     auto bootstrap = gpu::make_socket_bootstrap(options);
     if (!bootstrap.ok()) {

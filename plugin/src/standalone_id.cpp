@@ -1,12 +1,6 @@
 #include "weft/plugin/standalone_id.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -14,51 +8,70 @@
 namespace weft::plugin {
 
 namespace {
+
 constexpr std::string_view kPrefix = "weft-standalone:";
+constexpr char kSecretMark = '#';
+constexpr std::size_t kSecretDigits = 2 * gpu::kRendezvousSecretBytes;
+
+std::string hex(std::span<const std::uint8_t> bytes) {
+  std::string text;
+  for (const std::uint8_t b : bytes) text += fmt::format("{:02x}", b);
+  return text;
 }
 
-std::optional<UniqueIdBytes> encode_standalone_id(std::string_view address) {
+std::optional<std::uint8_t> hex_digit(char c) {
+  if (c >= '0' && c <= '9') return static_cast<std::uint8_t>(c - '0');
+  if (c >= 'a' && c <= 'f') return static_cast<std::uint8_t>(c - 'a' + 10);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<UniqueIdBytes> encode_standalone_id(const StandaloneId& id) {
+  const std::string text = std::string(kPrefix) + id.address + kSecretMark + hex(id.secret);
   // Keep a terminating zero so that the id reads as text in a debugger.
-  if (address.empty() || kPrefix.size() + address.size() >= kUniqueIdBytes) return std::nullopt;
-  UniqueIdBytes id{};
-  std::copy(kPrefix.begin(), kPrefix.end(), id.begin());
-  std::copy(address.begin(), address.end(), id.begin() + static_cast<long>(kPrefix.size()));
-  return id;
-}
-
-std::optional<std::string> decode_standalone_id(const UniqueIdBytes& id) {
-  const std::string_view text(id.data(), strnlen(id.data(), id.size()));
-  if (text.size() == id.size() || !text.starts_with(kPrefix) || text.size() == kPrefix.size()) {
+  if (id.address.empty() || id.address.find(kSecretMark) != std::string::npos ||
+      text.size() >= kUniqueIdBytes) {
     return std::nullopt;
   }
+  UniqueIdBytes bytes{};
+  std::copy(text.begin(), text.end(), bytes.begin());
+  return bytes;
+}
+
+std::optional<StandaloneId> decode_standalone_id(const UniqueIdBytes& bytes) {
+  const std::string_view text(bytes.data(), strnlen(bytes.data(), bytes.size()));
+  if (text.size() == bytes.size() || !text.starts_with(kPrefix)) return std::nullopt;
   // The padding must be zero: a real NCCL id that happens to start with the prefix is not ours.
-  if (std::any_of(id.begin() + static_cast<long>(text.size()), id.end(),
+  if (std::any_of(bytes.begin() + static_cast<long>(text.size()), bytes.end(),
                   [](char c) { return c != '\0'; })) {
     return std::nullopt;
   }
-  return std::string(text.substr(kPrefix.size()));
+  const std::size_t mark = text.find(kSecretMark, kPrefix.size());
+  if (mark == std::string_view::npos || mark <= kPrefix.size() ||
+      text.size() - mark - 1 != kSecretDigits) {
+    return std::nullopt;
+  }
+  StandaloneId id;
+  id.address = std::string(text.substr(kPrefix.size(), mark - kPrefix.size()));
+  for (std::size_t k = 0; k < id.secret.size(); ++k) {
+    const auto high = hex_digit(text[mark + 1 + 2 * k]);
+    const auto low = hex_digit(text[mark + 2 + 2 * k]);
+    if (!high || !low) return std::nullopt;
+    id.secret[k] = static_cast<std::uint8_t>(*high << 4 | *low);
+  }
+  return id;
 }
 
-std::string pick_local_rendezvous_address(std::string* error) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) {
-    if (error) *error = fmt::format("socket(): {}", std::strerror(errno));
-    return {};
+std::optional<std::string> pick_local_rendezvous_address(std::string* error) {
+  auto random = gpu::make_rendezvous_secret();
+  if (!random.ok()) {
+    if (error) *error = random.status().str();
+    return std::nullopt;
   }
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof(address);
-  std::string result;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    if (error) *error = fmt::format("bind(127.0.0.1:0): {}", std::strerror(errno));
-  } else {
-    result = fmt::format("127.0.0.1:{}", ntohs(address.sin_port));
-  }
-  close(fd);
-  return result;
+  // Half of a fresh random value (not the job's secret: local socket names are visible to every
+  // user in /proc/net/unix).
+  return "unix:weft-" + hex(std::span(random.value()).first(8));
 }
 
 }  // namespace weft::plugin

@@ -6,30 +6,56 @@
 
 using weft::plugin::decode_standalone_id;
 using weft::plugin::encode_standalone_id;
+using weft::plugin::StandaloneId;
 
-TEST_CASE("standalone id: the rendezvous address survives the 128-byte id") {
-  const auto id = encode_standalone_id("127.0.0.1:43210");
-  REQUIRE(id.has_value());
-  CHECK(decode_standalone_id(*id) == std::optional<std::string>("127.0.0.1:43210"));
+namespace {
+
+StandaloneId sample(std::string address) {
+  StandaloneId id;
+  id.address = std::move(address);
+  for (std::size_t k = 0; k < id.secret.size(); ++k)
+    id.secret[k] = static_cast<std::uint8_t>(k * 17 + 3);
+  return id;
 }
 
-TEST_CASE("standalone id: other ids and oversized addresses are refused") {
+}  // namespace
+
+TEST_CASE("standalone id: the rendezvous address and secret survive the 128-byte id") {
+  for (const char* address : {"127.0.0.1:43210", "unix:weft-0123456789abcdef"}) {
+    const auto id = encode_standalone_id(sample(address));
+    REQUIRE(id.has_value());
+    CHECK(decode_standalone_id(*id) == std::optional<StandaloneId>(sample(address)));
+  }
+}
+
+TEST_CASE("standalone id: other ids, oversized addresses and damaged secrets are refused") {
   weft::plugin::UniqueIdBytes nccl_like{};
   for (std::size_t k = 0; k < nccl_like.size(); ++k) nccl_like[k] = static_cast<char>(k * 7 + 1);
   CHECK_FALSE(decode_standalone_id(nccl_like).has_value());
-  CHECK_FALSE(encode_standalone_id(std::string(200, 'h')).has_value());
-  CHECK_FALSE(encode_standalone_id("").has_value());
+  CHECK_FALSE(encode_standalone_id(sample(std::string(100, 'h'))).has_value());
+  CHECK_FALSE(encode_standalone_id(sample("")).has_value());
+  CHECK_FALSE(encode_standalone_id(sample("a#b:1")).has_value());
   // The prefix with garbage after the text is not ours either.
-  auto id = *encode_standalone_id("host:1");
+  auto id = *encode_standalone_id(sample("host:1"));
   id[100] = 'x';
   CHECK_FALSE(decode_standalone_id(id).has_value());
+  // A secret that is not 32 hex digits.
+  auto damaged = *encode_standalone_id(sample("host:1"));
+  damaged[std::strlen(damaged.data()) - 1] = 'z';
+  CHECK_FALSE(decode_standalone_id(damaged).has_value());
+  auto short_secret = *encode_standalone_id(sample("host:1"));
+  short_secret[std::strlen(short_secret.data()) - 1] = '\0';
+  CHECK_FALSE(decode_standalone_id(short_secret).has_value());
 }
 
-TEST_CASE("standalone id: a local rendezvous address has a real port") {
+TEST_CASE("standalone id: local rendezvous addresses are fresh local socket names") {
   std::string error;
-  const std::string address = weft::plugin::pick_local_rendezvous_address(&error);
+  const auto a = weft::plugin::pick_local_rendezvous_address(&error);
+  const auto b = weft::plugin::pick_local_rendezvous_address(&error);
   INFO(error);
-  REQUIRE_FALSE(address.empty());
-  CHECK(address.rfind("127.0.0.1:", 0) == 0);
-  CHECK(std::stoi(address.substr(10)) > 0);
+  REQUIRE(a.has_value());
+  REQUIRE(b.has_value());
+  CHECK(a->rfind("unix:weft-", 0) == 0);
+  CHECK(a->size() == 26);
+  CHECK(*a != *b);
 }

@@ -1,5 +1,9 @@
 // The socket rendezvous: participant 0 listens, the others connect and introduce themselves; an
 // allgather sends each record to participant 0, which returns the assembled set to everyone.
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <vector>
@@ -17,16 +21,54 @@ using detail::Deadline;
 using detail::Socket;
 
 constexpr std::uint32_t kMagic = 0x57454654;  // "WEFT"
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 constexpr std::uint64_t kMaxRecordBytes = std::uint64_t{64} << 20;
 constexpr std::uint64_t kRefused = ~std::uint64_t{0};
+// Instead of a record length: rank 0 gave up; a message of at most kMaxAbortBytes follows.
+constexpr std::uint64_t kAborted = ~std::uint64_t{1};
+constexpr std::uint32_t kMaxAbortBytes = 4096;
 
+// What rank 0 sends first on every connection it keeps (after the peer-user check on a local
+// socket): it proves rank 0 holds the job's secret.
+struct RootHello {
+  std::uint32_t magic = kMagic;
+  std::uint32_t version = kVersion;
+  RendezvousSecret secret{};
+};
+
+// What a participant answers: who it is, and the same proof.
 struct Hello {
   std::uint32_t magic = kMagic;
   std::uint32_t version = kVersion;
   std::int32_t rank = 0;
   std::int32_t size = 0;
+  RendezvousSecret secret{};
 };
+
+// Compares without stopping at the first difference, so the time taken says nothing about how
+// much of a guess was right.
+bool same_secret(const RendezvousSecret& a, const RendezvousSecret& b) {
+  unsigned difference = 0;
+  for (std::size_t k = 0; k < a.size(); ++k) difference |= static_cast<unsigned>(a[k] ^ b[k]);
+  return difference == 0;
+}
+
+// On a local socket, the other end must run as this process's user.
+Status check_same_user(const Socket& socket, const SocketAddress& address, const char* other) {
+  if (address.local_name.empty()) return {};
+  auto uid = detail::peer_uid(socket);
+  if (!uid.ok()) return uid.status();
+  if (uid.value() != static_cast<std::uint32_t>(::geteuid())) {
+    return Status::error(ErrorCode::SystemError,
+                         fmt::format("{} runs as user {}, not as this job's user {}", other,
+                                     uid.value(), ::geteuid()));
+  }
+  return {};
+}
+
+Deadline earlier(Deadline a, Deadline b) {
+  return a < b ? a : b;
+}
 
 template <class T>
 std::span<const std::byte> bytes_of(const T& value) {
@@ -106,11 +148,26 @@ class SocketBootstrap final : public Bootstrap {
     if (auto s = root.send_all(mine, deadline, peer_name(0)); !s.ok()) return s;
     std::uint64_t reply = 0;
     if (auto s = root.recv_all(bytes_of(reply), deadline, peer_name(0)); !s.ok()) return s;
+    if (reply == kAborted) return Status::error(ErrorCode::SystemError, read_abort(root, deadline));
     if (reply != bytes_per_rank) {
       return Status::error(ErrorCode::Mismatch,
                            "socket bootstrap: participants used different record sizes");
     }
     return root.recv_all(data, deadline, peer_name(0));
+  }
+
+  // Rank 0's reason, after kAborted.
+  static std::string read_abort(Socket& root, Deadline deadline) {
+    std::uint32_t length = 0;
+    if (!root.recv_all(bytes_of(length), deadline, peer_name(0)).ok() || length > kMaxAbortBytes) {
+      return "socket bootstrap: rank 0 gave up (its reason did not arrive)";
+    }
+    std::string reason(length, '\0');
+    if (!root.recv_all(std::as_writable_bytes(std::span<char>(reason)), deadline, peer_name(0))
+             .ok()) {
+      return "socket bootstrap: rank 0 gave up (its reason did not arrive)";
+    }
+    return "socket bootstrap: rank 0 gave up: " + reason;
   }
 
   int rank_;
@@ -120,54 +177,135 @@ class SocketBootstrap final : public Bootstrap {
   bool broken_ = false;
 };
 
+// Tells the peers rank 0 already accepted why it gives up, so they do not report only a closed
+// connection; best effort, briefly.
+void tell_peers(std::vector<Socket>& peers, const std::string& reason) {
+  const Deadline deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  const std::string text = reason.substr(0, kMaxAbortBytes);
+  const auto length = static_cast<std::uint32_t>(text.size());
+  for (std::size_t r = 1; r < peers.size(); ++r) {
+    Socket& peer = peers[r];
+    if (!peer.valid()) continue;
+    // The peer sends its first record before it reads; those bytes stay unread.
+    if (peer.send_all(bytes_of(kAborted), deadline, peer_name(static_cast<int>(r))).ok() &&
+        peer.send_all(bytes_of(length), deadline, peer_name(static_cast<int>(r))).ok()) {
+      (void)peer.send_all(std::as_bytes(std::span<const char>(text)), deadline,
+                          peer_name(static_cast<int>(r)));
+    }
+    detail::finish_sending(peer, deadline);
+  }
+}
+
+std::string missing_ranks(const std::vector<Socket>& peers) {
+  // Named up to a point: thousands of absent ranks make a message nobody reads.
+  constexpr int kNamed = 16;
+  std::string missing;
+  int absent = 0;
+  for (std::size_t r = 1; r < peers.size(); ++r) {
+    if (peers[r].valid()) continue;
+    if (++absent <= kNamed) {
+      missing += missing.empty() ? "" : ", ";
+      missing += fmt::format("{}", r);
+    }
+  }
+  if (absent > kNamed) missing += fmt::format(" and {} more", absent - kNamed);
+  return missing;
+}
+
+}  // namespace
+
+namespace detail {
+
+Admission admit(Socket socket, const SocketBootstrapOptions& options, Deadline deadline) {
+  Admission admission;
+  const Deadline hello_deadline =
+      earlier(deadline, std::chrono::steady_clock::now() + options.hello_timeout);
+  if (auto s = check_same_user(socket, options.root, "a connecting process"); !s.ok()) {
+    admission.dropped = s.message;
+    return admission;
+  }
+  RootHello mine;
+  mine.secret = options.secret;
+  if (auto s = socket.send_all(bytes_of(mine), hello_deadline, "a connecting process"); !s.ok()) {
+    admission.dropped = s.message;
+    return admission;
+  }
+  Hello hello;
+  if (auto s = socket.recv_all(bytes_of(hello), hello_deadline, "a connecting process"); !s.ok()) {
+    admission.dropped = s.message;
+    return admission;
+  }
+  admission.rank = hello.rank;
+  admission.size = hello.size;
+  if (hello.magic != kMagic || hello.version != kVersion) {
+    admission.dropped = "it sent something that is not a Weft rendezvous hello";
+  } else if (!same_secret(hello.secret, options.secret)) {
+    admission.dropped = fmt::format(
+        "it claimed rank {} without the rendezvous secret (not a participant of this job)",
+        hello.rank);
+  } else {
+    admission.socket = std::move(socket);
+  }
+  return admission;
+}
+
+}  // namespace detail
+
+namespace {
+
 Result<std::unique_ptr<Bootstrap>> start_root(const SocketBootstrapOptions& options) {
   std::uint16_t port = 0;
   auto listener = detail::listen_on(options.root, &port);
   if (!listener.ok()) return listener.status();
   if (options.on_listening) options.on_listening(port);
+  SocketAddress bound = options.root;
+  if (bound.local_name.empty()) bound.port = port;
   const Deadline deadline = std::chrono::steady_clock::now() + options.timeout;
   std::vector<Socket> peers(static_cast<std::size_t>(options.size));
   int joined = 1;
+  int dropped = 0;
+  std::string first_dropped;
+  const auto fail = [&](ErrorCode code, std::string reason) -> Status {
+    tell_peers(peers, reason);
+    return Status::error(code, std::move(reason));
+  };
   while (joined < options.size) {
     auto accepted = detail::accept_one(listener.value(), deadline);
     if (!accepted.ok()) {
-      // Named up to a point: thousands of absent ranks make a message nobody reads.
-      constexpr int kNamed = 16;
-      std::string missing;
-      int absent = 0;
-      for (int r = 1; r < options.size; ++r) {
-        if (peers[static_cast<std::size_t>(r)].valid()) continue;
-        if (++absent <= kNamed) {
-          missing += missing.empty() ? "" : ", ";
-          missing += fmt::format("{}", r);
-        }
+      std::string reason =
+          fmt::format("socket bootstrap at {}: ranks {} did not connect within {} ms",
+                      to_string(bound), missing_ranks(peers), options.timeout.count());
+      if (dropped > 0) {
+        reason += fmt::format(" ({} connection{} dropped, the first because {})", dropped,
+                              dropped == 1 ? "" : "s", first_dropped);
       }
-      if (absent > kNamed) missing += fmt::format(" and {} more", absent - kNamed);
-      return Status::error(ErrorCode::SystemError,
-                           fmt::format("socket bootstrap on port {}: ranks {} did not connect "
-                                       "within {} ms",
-                                       port, missing, options.timeout.count()));
+      return fail(ErrorCode::SystemError, std::move(reason));
     }
-    Socket socket = std::move(accepted.value());
-    Hello hello;
-    if (auto s = socket.recv_all(bytes_of(hello), deadline, "a connecting peer"); !s.ok()) {
-      continue;  // not one of ours (a port scanner, a crashed peer): keep waiting
+    detail::Admission admission = detail::admit(std::move(accepted.value()), options, deadline);
+    if (!admission.dropped.empty()) {
+      // Not one of ours (another user, a port scanner, a stranger without the secret, a crashed
+      // peer): dropped, and the job goes on.
+      if (++dropped == 1) first_dropped = admission.dropped;
+      if (options.on_dropped) {
+        options.on_dropped(fmt::format("socket bootstrap at {}: dropped a connection: {}",
+                                       to_string(bound), admission.dropped));
+      }
+      continue;
     }
-    if (hello.magic != kMagic || hello.version != kVersion) continue;
-    if (hello.size != options.size) {
-      return Status::error(ErrorCode::Mismatch,
-                           fmt::format("socket bootstrap: rank {} expects {} participants, rank 0 "
-                                       "expects {}",
-                                       hello.rank, hello.size, options.size));
+    // A participant of this job that disagrees is a mistake in the job: say it to everyone.
+    if (admission.size != options.size) {
+      return fail(ErrorCode::Mismatch,
+                  fmt::format("socket bootstrap: rank {} expects {} participants, rank 0 "
+                              "expects {}",
+                              admission.rank, admission.size, options.size));
     }
-    if (hello.rank <= 0 || hello.rank >= options.size ||
-        peers[static_cast<std::size_t>(hello.rank)].valid()) {
-      return Status::error(ErrorCode::Mismatch,
-                           fmt::format("socket bootstrap: rank {} connected twice or is out of "
-                                       "range",
-                                       hello.rank));
+    if (admission.rank <= 0 || admission.rank >= options.size ||
+        peers[static_cast<std::size_t>(admission.rank)].valid()) {
+      return fail(ErrorCode::Mismatch,
+                  fmt::format("socket bootstrap: rank {} connected twice or is out of range",
+                              admission.rank));
     }
-    peers[static_cast<std::size_t>(hello.rank)] = std::move(socket);
+    peers[static_cast<std::size_t>(admission.rank)] = std::move(admission.socket);
     ++joined;
   }
   auto bootstrap =
@@ -179,15 +317,36 @@ Result<std::unique_ptr<Bootstrap>> start_root(const SocketBootstrapOptions& opti
 
 Result<std::unique_ptr<Bootstrap>> start_peer(const SocketBootstrapOptions& options) {
   const Deadline deadline = std::chrono::steady_clock::now() + options.timeout;
+  const auto failed = [&](const Status& s) {
+    return Status::error(s.code,
+                         fmt::format("socket bootstrap, rank {}: {}", options.rank, s.message));
+  };
   auto socket = detail::connect_to(options.root, deadline);
-  if (!socket.ok()) {
-    return Status::error(socket.status().code, fmt::format("socket bootstrap, rank {}: {}",
-                                                           options.rank, socket.status().message));
+  if (!socket.ok()) return failed(socket.status());
+  // Rank 0 first: the right user, then the secret; only then does this rank show its own proof.
+  if (auto s = check_same_user(socket.value(), options.root, "the process at the rendezvous");
+      !s.ok()) {
+    return failed(s);
+  }
+  RootHello root;
+  if (auto s = socket.value().recv_all(bytes_of(root), deadline, peer_name(0)); !s.ok()) {
+    return failed(s);
+  }
+  if (root.magic != kMagic || root.version != kVersion ||
+      !same_secret(root.secret, options.secret)) {
+    return failed(Status::error(
+        ErrorCode::SystemError,
+        fmt::format("the process at {} is not this job's rank 0 (it does not hold the "
+                    "rendezvous secret)",
+                    to_string(options.root))));
   }
   Hello hello;
   hello.rank = options.rank;
   hello.size = options.size;
-  if (auto s = socket.value().send_all(bytes_of(hello), deadline, peer_name(0)); !s.ok()) return s;
+  hello.secret = options.secret;
+  if (auto s = socket.value().send_all(bytes_of(hello), deadline, peer_name(0)); !s.ok()) {
+    return failed(s);
+  }
   std::vector<Socket> peers;
   peers.push_back(std::move(socket.value()));
   auto bootstrap = std::make_unique<SocketBootstrap>(options.rank, options.size, options.timeout,
@@ -199,6 +358,22 @@ Result<std::unique_ptr<Bootstrap>> start_peer(const SocketBootstrapOptions& opti
 }  // namespace
 
 Result<SocketAddress> parse_socket_address(std::string_view text) {
+  constexpr std::string_view kLocal = "unix:";
+  if (text.substr(0, kLocal.size()) == kLocal) {
+    const std::string_view name = text.substr(kLocal.size());
+    if (name.empty() || name.size() > 100 ||
+        name.find_first_not_of(
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
+            std::string_view::npos) {
+      return Status::error(ErrorCode::InvalidArgument,
+                           fmt::format("'{}': a local socket name is 1 to 100 letters, digits, "
+                                       "'-', '_' or '.'",
+                                       text));
+    }
+    SocketAddress address;
+    address.local_name = std::string(name);
+    return address;
+  }
   const auto colon = text.rfind(':');
   if (colon == std::string_view::npos) {
     return Status::error(ErrorCode::InvalidArgument, fmt::format("'{}' is not host:port", text));
@@ -216,6 +391,31 @@ Result<SocketAddress> parse_socket_address(std::string_view text) {
   return SocketAddress{std::string(text.substr(0, colon)), static_cast<std::uint16_t>(port)};
 }
 
+std::string to_string(const SocketAddress& address) {
+  if (!address.local_name.empty()) return "unix:" + address.local_name;
+  return fmt::format("{}:{}", address.host, address.port);
+}
+
+bool listens_on_every_interface(const SocketAddress& address) {
+  return address.local_name.empty() &&
+         (address.host.empty() || address.host == "*" || address.host == "0.0.0.0");
+}
+
+Result<RendezvousSecret> make_rendezvous_secret() {
+  RendezvousSecret secret{};
+  std::size_t filled = 0;
+  while (filled < secret.size()) {
+    const ssize_t got = ::getrandom(secret.data() + filled, secret.size() - filled, 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return Status::error(ErrorCode::SystemError,
+                           fmt::format("getrandom: {}", std::strerror(errno)));
+    }
+    filled += static_cast<std::size_t>(got);
+  }
+  return secret;
+}
+
 Result<std::unique_ptr<Bootstrap>> make_socket_bootstrap(const SocketBootstrapOptions& options) {
   if (options.size < 1 || options.rank < 0 || options.rank >= options.size) {
     return Status::error(
@@ -229,7 +429,7 @@ Result<std::unique_ptr<Bootstrap>> make_socket_bootstrap(const SocketBootstrapOp
                                      options.size, kMaxSocketParticipants));
   }
   if (options.size == 1) return make_single_participant_bootstrap();
-  if (options.rank != 0 && options.root.port == 0) {
+  if (options.rank != 0 && options.root.local_name.empty() && options.root.port == 0) {
     return Status::error(ErrorCode::InvalidArgument,
                          "socket bootstrap: the others need rank 0's port (0 is only for rank 0)");
   }

@@ -7,8 +7,10 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <thread>
 
@@ -45,26 +47,59 @@ Status set_nonblocking(int fd) {
   return {};
 }
 
-Result<sockaddr_in> resolve(const SocketAddress& address, bool passive) {
+// Where to bind or connect: an IPv4 address, or a name in Linux's abstract namespace of local
+// sockets (no file to create, clean up or squat; gone with the last descriptor).
+struct Endpoint {
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+  int family = AF_INET;
+  const sockaddr* get() const { return reinterpret_cast<const sockaddr*>(&storage); }
+};
+
+Result<Endpoint> resolve(const SocketAddress& address, bool passive) {
+  Endpoint endpoint;
+  if (!address.local_name.empty()) {
+    sockaddr_un local{};
+    local.sun_family = AF_UNIX;
+    // sun_path[0] = 0 selects the abstract namespace; the name follows, without a terminator.
+    if (address.local_name.size() + 1 > sizeof(local.sun_path)) {
+      return Status::error(ErrorCode::InvalidArgument,
+                           fmt::format("local socket name '{}' is too long", address.local_name));
+    }
+    std::memcpy(local.sun_path + 1, address.local_name.data(), address.local_name.size());
+    std::memcpy(&endpoint.storage, &local, sizeof(local));
+    endpoint.length =
+        static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + address.local_name.size());
+    endpoint.family = AF_UNIX;
+    return endpoint;
+  }
   sockaddr_in out{};
   out.sin_family = AF_INET;
   out.sin_port = htons(address.port);
   if (address.host.empty() || address.host == "*") {
     out.sin_addr.s_addr = htonl(passive ? INADDR_ANY : INADDR_LOOPBACK);
-    return out;
+  } else {
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const int rc = ::getaddrinfo(address.host.c_str(), nullptr, &hints, &found);
+    if (rc != 0 || found == nullptr) {
+      return Status::error(ErrorCode::SystemError, fmt::format("cannot resolve host '{}': {}",
+                                                               address.host, ::gai_strerror(rc)));
+    }
+    out.sin_addr = reinterpret_cast<const sockaddr_in*>(found->ai_addr)->sin_addr;
+    ::freeaddrinfo(found);
   }
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  const int rc = ::getaddrinfo(address.host.c_str(), nullptr, &hints, &found);
-  if (rc != 0 || found == nullptr) {
-    return Status::error(ErrorCode::SystemError, fmt::format("cannot resolve host '{}': {}",
-                                                             address.host, ::gai_strerror(rc)));
-  }
-  out.sin_addr = reinterpret_cast<const sockaddr_in*>(found->ai_addr)->sin_addr;
-  ::freeaddrinfo(found);
-  return out;
+  std::memcpy(&endpoint.storage, &out, sizeof(out));
+  endpoint.length = sizeof(out);
+  return endpoint;
+}
+
+void set_no_delay(int fd, int family) {
+  if (family != AF_INET) return;
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
 }  // namespace
@@ -140,31 +175,38 @@ Status Socket::recv_all(std::span<std::byte> data, Deadline deadline, const std:
 Result<Socket> listen_on(const SocketAddress& address, std::uint16_t* bound_port) {
   auto where = resolve(address, /*passive=*/true);
   if (!where.ok()) return where.status();
-  Socket socket(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  Socket socket(::socket(where.value().family, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!socket.valid()) return system_error("socket");
-  const int one = 1;
-  ::setsockopt(socket.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (::bind(socket.fd(), reinterpret_cast<const sockaddr*>(&where.value()), sizeof(sockaddr_in)) !=
-      0) {
-    return system_error(fmt::format("bind {}:{}", address.host, address.port));
+  if (where.value().family == AF_INET) {
+    const int one = 1;
+    ::setsockopt(socket.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  }
+  if (::bind(socket.fd(), where.value().get(), where.value().length) != 0) {
+    return system_error(fmt::format("bind {}", to_string(address)));
   }
   if (::listen(socket.fd(), 128) != 0) return system_error("listen");
   if (auto s = set_nonblocking(socket.fd()); !s.ok()) return s;
-  sockaddr_in bound{};
-  socklen_t length = sizeof(bound);
-  if (::getsockname(socket.fd(), reinterpret_cast<sockaddr*>(&bound), &length) != 0) {
-    return system_error("getsockname");
+  if (where.value().family == AF_INET) {
+    sockaddr_in bound{};
+    socklen_t length = sizeof(bound);
+    if (::getsockname(socket.fd(), reinterpret_cast<sockaddr*>(&bound), &length) != 0) {
+      return system_error("getsockname");
+    }
+    if (bound_port != nullptr) *bound_port = ntohs(bound.sin_port);
+  } else if (bound_port != nullptr) {
+    *bound_port = 0;
   }
-  if (bound_port != nullptr) *bound_port = ntohs(bound.sin_port);
   return socket;
 }
 
 Result<Socket> accept_one(Socket& listener, Deadline deadline) {
   for (;;) {
-    const int fd = ::accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    sockaddr_storage from{};
+    socklen_t length = sizeof(from);
+    const int fd = ::accept4(listener.fd(), reinterpret_cast<sockaddr*>(&from), &length,
+                             SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd >= 0) {
-      const int one = 1;
-      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      set_no_delay(fd, from.ss_family);
       return Socket(fd);
     }
     if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
@@ -181,11 +223,10 @@ Result<Socket> connect_to(const SocketAddress& address, Deadline deadline) {
   if (!where.ok()) return where.status();
   std::string last = "no attempt";
   for (;;) {
-    Socket socket(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    Socket socket(::socket(where.value().family, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!socket.valid()) return system_error("socket");
     if (auto s = set_nonblocking(socket.fd()); !s.ok()) return s;
-    int rc = ::connect(socket.fd(), reinterpret_cast<const sockaddr*>(&where.value()),
-                       sizeof(sockaddr_in));
+    int rc = ::connect(socket.fd(), where.value().get(), where.value().length);
     if (rc != 0 && errno == EINPROGRESS) {
       auto ready = wait_for(socket.fd(), POLLOUT, deadline);
       if (!ready.ok()) return ready.status();
@@ -196,8 +237,7 @@ Result<Socket> connect_to(const SocketAddress& address, Deadline deadline) {
       errno = error;
     }
     if (rc == 0) {
-      const int one = 1;
-      ::setsockopt(socket.fd(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      set_no_delay(socket.fd(), where.value().family);
       return socket;
     }
     last = std::strerror(errno);
@@ -205,9 +245,33 @@ Result<Socket> connect_to(const SocketAddress& address, Deadline deadline) {
     // The listener may not be up yet: try again shortly.
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  return Status::error(ErrorCode::SystemError,
-                       fmt::format("cannot connect to {}:{} before the timeout: {}", address.host,
-                                   address.port, last));
+  return Status::error(
+      ErrorCode::SystemError,
+      fmt::format("cannot connect to {} before the timeout: {}", to_string(address), last));
+}
+
+void finish_sending(Socket& socket, Deadline deadline) {
+  if (!socket.valid()) return;
+  ::shutdown(socket.fd(), SHUT_WR);
+  char sink[4096];
+  for (;;) {
+    const ssize_t n = ::recv(socket.fd(), sink, sizeof sink, 0);
+    if (n == 0) return;
+    if (n > 0) continue;
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return;
+    auto ready = wait_for(socket.fd(), POLLIN, deadline);
+    if (!ready.ok() || !ready.value()) return;
+  }
+}
+
+Result<std::uint32_t> peer_uid(const Socket& socket) {
+  ucred credentials{};
+  socklen_t length = sizeof(credentials);
+  if (::getsockopt(socket.fd(), SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) {
+    return system_error("getsockopt(SO_PEERCRED)");
+  }
+  return static_cast<std::uint32_t>(credentials.uid);
 }
 
 }  // namespace weft::gpu::detail

@@ -44,5 +44,22 @@ Result<Socket> listen_on(const SocketAddress& address, std::uint16_t* bound_port
 Result<Socket> accept_one(Socket& listener, Deadline deadline);
 // Connects, retrying while the listener is not up yet, until `deadline`.
 Result<Socket> connect_to(const SocketAddress& address, Deadline deadline);
+// Ends this side's sending and reads (and drops) whatever the other side still sends until it
+// closes or `deadline`: closing with unread data would reset the connection and could destroy
+// what was just sent before the other side read it.
+void finish_sending(Socket& socket, Deadline deadline);
+// The user id of the process at the other end of a local socket (SO_PEERCRED).
+Result<std::uint32_t> peer_uid(const Socket& socket);
+
+// Rank 0's side of one accepted connection of the socket rendezvous (bootstrap_socket.cpp): on a
+// local socket the other end's user is checked, rank 0 proves the secret, then the connection
+// must answer with a well-formed hello that proves it too, within options.hello_timeout.
+struct Admission {
+  Socket socket;  // valid when admitted
+  std::int32_t rank = -1;
+  std::int32_t size = 0;
+  std::string dropped;  // why the connection was not admitted; empty when it was
+};
+Admission admit(Socket socket, const SocketBootstrapOptions& options, Deadline deadline);
 
 }  // namespace weft::gpu::detail

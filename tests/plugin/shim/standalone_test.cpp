@@ -46,7 +46,8 @@ TEST_CASE("standalone: two ranks meet through the unique id and run collectives 
   ShimUnderTest a(standalone_config());
   ShimUnderTest b(standalone_config());
   auto [comm_a, comm_b] = init_pair(a, b);
-  CHECK(a.logged("ncclGetUniqueId: standalone rendezvous at 127.0.0.1:"));
+  // By default a local socket, which only this user's processes can reach.
+  CHECK(a.logged("ncclGetUniqueId: standalone rendezvous at unix:weft-"));
 
   int count = 0, rank = -1, device = -1;
   CHECK(b.shim->comm_count(comm_b, &count) == ncclSuccess);
@@ -138,7 +139,11 @@ TEST_CASE("standalone: WEFT_STANDALONE_ADDR fixes the rendezvous address") {
   REQUIRE(a.shim->get_unique_id(&id) == ncclSuccess);
   UniqueIdBytes bytes;
   std::memcpy(bytes.data(), &id, bytes.size());
-  CHECK(decode_standalone_id(bytes) == std::optional<std::string>("127.0.0.1:29500"));
+  const auto decoded = decode_standalone_id(bytes);
+  REQUIRE(decoded.has_value());
+  CHECK(decoded->address == "127.0.0.1:29500");
+  // A TCP rendezvous is the user's choice, and the log says what it gives up.
+  CHECK(a.logged("WEFT_STANDALONE_ADDR=127.0.0.1:29500 is a TCP rendezvous"));
 }
 
 TEST_CASE("standalone: an unparsable WEFT_STANDALONE_ADDR is refused when the id is made") {

@@ -3,6 +3,7 @@
 // process's.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -18,9 +19,13 @@ using Environment = std::function<const char*(const char* name)>;
 Environment process_environment();
 
 struct ShimConfig {
-  bool disabled = false;            // WEFT_DISABLE=1: forward everything, load nothing
-  bool standalone = false;          // WEFT_STANDALONE=1: serve communicators without NCCL
-  std::string standalone_address;   // WEFT_STANDALONE_ADDR: "host:port" rank 0 listens on
+  bool disabled = false;    // WEFT_DISABLE=1: forward everything, load nothing
+  bool standalone = false;  // WEFT_STANDALONE=1: serve communicators without NCCL
+  // WEFT_STANDALONE_ADDR: "host:port" (TCP) or "unix:NAME" rank 0 listens on; empty: a fresh
+  // local socket name per id.
+  std::string standalone_address;
+  // WEFT_BOOTSTRAP_TIMEOUT_S: how long the standalone rendezvous waits for every rank.
+  std::chrono::milliseconds rendezvous_timeout = std::chrono::seconds(60);
   LogLevel debug = LogLevel::None;  // WEFT_DEBUG
   // WEFT_ALGO_DIR (else MSCCL_ALGO_DIR) and WEFT_XML_FILES (else MSCCL_XML_FILES), each a
   // colon-separated list.

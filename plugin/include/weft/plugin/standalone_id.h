@@ -1,6 +1,7 @@
 // In standalone mode (WEFT_STANDALONE=1) ncclGetUniqueId does not ask NCCL: the 128-byte id
-// carries the address where rank 0 will listen for Weft's socket rendezvous, and every rank
-// that receives the id (however the application distributes it) meets there.
+// carries where rank 0 will listen for Weft's socket rendezvous and the job's rendezvous secret,
+// and every rank that receives the id (however the application distributes it) meets there and
+// proves the secret.
 #pragma once
 
 #include <array>
@@ -8,19 +9,28 @@
 #include <string>
 #include <string_view>
 
+#include "weft/runtime/gpu/bootstrap.h"
+
 namespace weft::plugin {
 
 inline constexpr std::size_t kUniqueIdBytes = 128;  // NCCL_UNIQUE_ID_BYTES
 using UniqueIdBytes = std::array<char, kUniqueIdBytes>;
 
-// "weft-standalone:<host:port>", zero-padded. Fails (nothing) when the address does not fit.
-std::optional<UniqueIdBytes> encode_standalone_id(std::string_view address);
-// The address, or nothing when the bytes are not such an id (for instance a real NCCL id).
-std::optional<std::string> decode_standalone_id(const UniqueIdBytes& id);
+struct StandaloneId {
+  std::string address;  // as gpu::parse_socket_address reads it: "unix:NAME" or "host:port"
+  gpu::RendezvousSecret secret{};
+  bool operator==(const StandaloneId&) const = default;
+};
 
-// "127.0.0.1:<port>" with a port the kernel reports free right now (bind to port 0). The
-// processes of a standalone job share one host, since CUDA IPC does not cross hosts. Empty and
-// `error` filled when no socket could be bound.
-std::string pick_local_rendezvous_address(std::string* error);
+// "weft-standalone:<address>#<secret, 32 hex digits>", zero-padded. Nothing when the address
+// is empty, holds '#', or does not fit.
+std::optional<UniqueIdBytes> encode_standalone_id(const StandaloneId& id);
+// The address and secret, or nothing when the bytes are not such an id (a real NCCL id, say).
+std::optional<StandaloneId> decode_standalone_id(const UniqueIdBytes& id);
+
+// A fresh local socket name, "unix:weft-<16 random hex digits>": only processes of this host
+// reach it, and the processes of a standalone job share one host, since CUDA IPC does not
+// cross hosts. Nothing, and `error` filled, when the system's random source fails.
+std::optional<std::string> pick_local_rendezvous_address(std::string* error);
 
 }  // namespace weft::plugin

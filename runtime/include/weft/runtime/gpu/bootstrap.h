@@ -5,6 +5,7 @@
 // implements it with ncclAllGather, standalone programs use the socket rendezvous below.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -58,10 +59,25 @@ std::unique_ptr<Bootstrap> make_single_participant_bootstrap();
 struct SocketAddress {
   std::string host;  // name or dotted IPv4 address
   std::uint16_t port = 0;
+  // When set: a local socket of this name in Linux's abstract namespace instead of TCP. Only
+  // processes of this host can reach it, and both ends check that the other runs as the same
+  // user (SO_PEERCRED).
+  std::string local_name{};
 };
-// "host:port" (or ":port" for every local interface when listening). Fails with InvalidArgument
-// naming the text.
+// "host:port" (or ":port" for every local interface when listening), or "unix:NAME" for a local
+// socket. Fails with InvalidArgument naming the text.
 Result<SocketAddress> parse_socket_address(std::string_view text);
+// The address as parse_socket_address reads it.
+std::string to_string(const SocketAddress& address);
+// True when listening there would accept connections from other hosts' processes too: an
+// empty host, "*" or 0.0.0.0.
+bool listens_on_every_interface(const SocketAddress& address);
+
+// The secret a rendezvous is joined with: 128 bits from the operating system's random source,
+// carried in the unique id and proved by every participant in its hello.
+inline constexpr std::size_t kRendezvousSecretBytes = 16;
+using RendezvousSecret = std::array<std::uint8_t, kRendezvousSecretBytes>;
+Result<RendezvousSecret> make_rendezvous_secret();
 
 // The most participants a socket rendezvous takes: rank 0 holds a connection and a record for
 // each, and CUDA IPC keeps them on one host. Larger counts are refused before anything is
@@ -77,6 +93,13 @@ struct SocketBootstrapOptions {
   // Participant 0 only: called with the port it listens on once it does (useful with port 0,
   // which picks a free port), before it waits for the others.
   std::function<void(std::uint16_t)> on_listening;
+  // Every participant proves it in its hello; participant 0 drops a connection that does not
+  // (or whose hello is malformed, late, of another size or for a rank taken), and goes on.
+  RendezvousSecret secret{};
+  // How long participant 0 waits for one connection's hello before dropping it.
+  std::chrono::milliseconds hello_timeout = std::chrono::seconds(5);
+  // Participant 0 only: told why each dropped connection was dropped (for the log).
+  std::function<void(const std::string&)> on_dropped;
 };
 
 // Participant 0 accepts size−1 connections; each exchange goes through it (a star: the records
