@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -26,12 +28,36 @@ namespace {
 constexpr std::uint32_t kRecordMagic = 0x57465450;  // "WFTP"
 constexpr int kMaxLocal = device::kMaxLocalRanks;
 
+// A random value drawn once per process: two participants are one process when their values
+// agree. Process ids cannot say it: processes in separate PID namespaces (containers sharing the
+// host's IPC) may have the same one, and a wrong answer here turns another process's address
+// into a device pointer of this one.
+using ProcessToken = std::array<std::uint8_t, 16>;
+const ProcessToken& process_token() {
+  static const ProcessToken token = [] {
+    ProcessToken value{};
+    if (auto random = make_rendezvous_secret(); random.ok()) {
+      value = random.value();
+    } else {
+      // No random source: the pid and the time still tell this process from the others.
+      const auto pid = static_cast<std::uint64_t>(::getpid());
+      const auto now =
+          static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+      std::memcpy(value.data(), &pid, sizeof(pid));
+      std::memcpy(value.data() + sizeof(pid), &now, sizeof(now));
+    }
+    return value;
+  }();
+  return token;
+}
+
 struct ParticipantRecord {
   std::uint32_t magic = kRecordMagic;
   std::int32_t nranks = 0;
   std::int32_t device = -1;
   std::int32_t local_count = 0;
-  std::uint64_t pid = 0;
+  std::uint64_t pid = 0;  // for messages only
+  ProcessToken process{};
   std::uint64_t host = 0;
   char bus_id[32] = {};  // the participant's GPU, for the link between two participants
   std::int32_t ranks[kMaxLocal] = {};
@@ -135,7 +161,7 @@ class CudaTransport final : public Transport {
     const ParticipantRecord& who =
         participants_[static_cast<std::size_t>(owner_[static_cast<std::size_t>(peer)])];
     const ParticipantRecord& me = participants_[static_cast<std::size_t>(bootstrap_->rank())];
-    if (who.pid == me.pid && who.device == device_) {
+    if (who.process == me.process && who.device == device_) {
       return {LinkKind::SameDevice, fmt::format("both on device {}", device_)};
     }
     const std::string_view bus(who.bus_id, strnlen(who.bus_id, sizeof(who.bus_id)));
@@ -151,6 +177,7 @@ class CudaTransport final : public Transport {
     mine.device = device_;
     mine.local_count = static_cast<std::int32_t>(local_ranks_.size());
     mine.pid = static_cast<std::uint64_t>(::getpid());
+    mine.process = process_token();
     mine.host = host_identity();
     const std::string bus = cuda_bus_id(device_);
     bus.copy(mine.bus_id, sizeof(mine.bus_id) - 1);
@@ -176,7 +203,7 @@ class CudaTransport final : public Transport {
                                          "reaches only one host",
                                          p, name()));
       }
-      if (mode_ == Mode::InProcess && r.pid != mine.pid) {
+      if (mode_ == Mode::InProcess && r.process != mine.process) {
         return Status::error(ErrorCode::InvalidUsage,
                              fmt::format("in-process transport: participant {} is another process "
                                          "(pid {}); use the CUDA IPC transport",
@@ -260,16 +287,33 @@ class CudaTransport final : public Transport {
                         bootstrap_->rank(), p, fingerprint, all[p].fingerprint));
       }
     }
-    const int my_pid_participant = bootstrap_->rank();
+    // Every record must describe exactly the ranks its sender drives: an entry for another
+    // participant's rank would make this one map memory that rank never offered.
+    for (std::size_t p = 0; p < all.size(); ++p) {
+      if (all[p].count != participants_[p].local_count) {
+        return Status::error(ErrorCode::SystemError,
+                             fmt::format("transport: participant {} sent {} window entries for "
+                                         "the {} ranks it drives",
+                                         p, all[p].count, participants_[p].local_count));
+      }
+      for (int e = 0; e < all[p].count; ++e) {
+        const int rank = all[p].entries[e].rank;
+        if (rank < 0 || rank >= nranks_ ||
+            owner_[static_cast<std::size_t>(rank)] != static_cast<int>(p)) {
+          return Status::error(ErrorCode::SystemError,
+                               fmt::format("transport: participant {} sent a window entry for rank "
+                                           "{}, which it does not drive",
+                                           p, rank));
+        }
+      }
+    }
+    const ProcessToken& mine_process =
+        participants_[static_cast<std::size_t>(bootstrap_->rank())].process;
     for (std::size_t p = 0; p < all.size(); ++p) {
       const ParticipantRecord& who = participants_[p];
-      const bool same_process =
-          who.pid == participants_[static_cast<std::size_t>(my_pid_participant)].pid;
+      const bool same_process = who.process == mine_process;
       for (int e = 0; e < all[p].count && e < kMaxLocal; ++e) {
         const WindowEntry& entry = all[p].entries[e];
-        if (entry.rank < 0 || entry.rank >= nranks_) {
-          return Status::error(ErrorCode::SystemError, "transport: malformed window record");
-        }
         void* address = nullptr;
         if (same_process) {
           address = reinterpret_cast<void*>(static_cast<std::uintptr_t>(entry.address));
