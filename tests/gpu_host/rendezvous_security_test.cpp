@@ -285,5 +285,25 @@ TEST_CASE("rendezvous: local socket names and secrets", "[bootstrap]") {
   CHECK(fresh_secret() != fresh_secret());
 }
 
+TEST_CASE("rendezvous: the text a job hands out, address and secret", "[bootstrap]") {
+  auto fresh = make_local_rendezvous();
+  REQUIRE(fresh.ok());
+  const std::string text = format_rendezvous(fresh.value().address, fresh.value().secret);
+  CHECK(text.rfind("unix:weft-", 0) == 0);
+  CHECK(text.size() == 26 + 1 + 32);
+  auto parsed = parse_rendezvous(text);
+  REQUIRE(parsed.ok());
+  CHECK(parsed.value().address.local_name == fresh.value().address.local_name);
+  CHECK(parsed.value().secret == fresh.value().secret);
+  // A bare address: no secret.
+  auto bare = parse_rendezvous("127.0.0.1:29500");
+  REQUIRE(bare.ok());
+  CHECK(bare.value().address.port == 29500);
+  CHECK(bare.value().secret == RendezvousSecret{});
+  CHECK_FALSE(parse_rendezvous("127.0.0.1:29500#00ff").ok());
+  CHECK_FALSE(parse_rendezvous("unix:weft-1#" + std::string(32, 'G')).ok());
+  CHECK_FALSE(parse_rendezvous("nohost#" + std::string(32, '0')).ok());
+}
+
 }  // namespace
 }  // namespace weft::gpu

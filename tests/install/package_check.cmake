@@ -101,11 +101,19 @@ target_link_libraries(c_api_version PRIVATE Weft::weft)
 ]=])
   file(WRITE "${WORK}/c_api/main.c" [=[
 #include <stdio.h>
+#include <string.h>
 #include "weft/weft.h"
 int main(void) {
   int version = 0;
   if (weftGetVersion(&version) != weftSuccess || version != WEFT_VERSION_CODE) {
     fprintf(stderr, "libweft.so says %d, weft.h says %d\n", version, WEFT_VERSION_CODE);
+    return 1;
+  }
+  char rendezvous[64];
+  if (weftMakeRendezvous(rendezvous, sizeof rendezvous) != weftSuccess ||
+      strncmp(rendezvous, "unix:weft-", 10) != 0 ||
+      weftMakeRendezvous(rendezvous, 8) != weftInvalidArgument) {
+    fprintf(stderr, "weftMakeRendezvous: '%s'\n", rendezvous);
     return 1;
   }
   printf("%s\n", weftGetErrorString(weftTimeout));

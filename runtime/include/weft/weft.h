@@ -116,8 +116,15 @@ const char* weftGetLastError(weftComm_t comm);
 
 /* All `nranks` ranks in this process on one GPU (emulation). `config` may be NULL. */
 weftResult_t weftCommInitEmulated(weftComm_t* comm, int nranks, const weftCommConfig_t* config);
-/* One rank per process; participants meet at `rendezvous` ("host:port"; rank 0 listens there)
- * and share memory by CUDA IPC. Collective. */
+/* A fresh rendezvous for weftCommInitRank, written to `out` (at most `capacity` bytes with its
+ * terminator; 64 is enough): a local socket name only this user's processes can reach and a
+ * 128-bit secret from the system's random source, "unix:weft-NAME#SECRET". Make it on one
+ * process and hand it to the others as the job hands out anything (docs/security.md). */
+weftResult_t weftMakeRendezvous(char* out, size_t capacity);
+/* One rank per process; participants meet at `rendezvous` and share memory by CUDA IPC.
+ * Collective. `rendezvous` is what weftMakeRendezvous wrote ("unix:NAME#SECRET": every rank
+ * proves the secret, both ends check the other runs as the same user), or "host:port[#SECRET]"
+ * for TCP (rank 0 listens there; without a secret anyone who reaches the port can join). */
 weftResult_t weftCommInitRank(weftComm_t* comm, int nranks, int rank, const char* rendezvous,
                               const weftCommConfig_t* config);
 /* One rank per participant, with a caller-provided bootstrap (copied; its context must stay

@@ -416,6 +416,60 @@ Result<RendezvousSecret> make_rendezvous_secret() {
   return secret;
 }
 
+std::string secret_to_hex(const RendezvousSecret& secret) {
+  std::string text;
+  for (const std::uint8_t b : secret) text += fmt::format("{:02x}", b);
+  return text;
+}
+
+std::optional<RendezvousSecret> secret_from_hex(std::string_view digits) {
+  const auto value = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  if (digits.size() != 2 * kRendezvousSecretBytes) return std::nullopt;
+  RendezvousSecret secret{};
+  for (std::size_t k = 0; k < kRendezvousSecretBytes; ++k) {
+    const int high = value(digits[2 * k]);
+    const int low = value(digits[2 * k + 1]);
+    if (high < 0 || low < 0) return std::nullopt;
+    secret[k] = static_cast<std::uint8_t>(high << 4 | low);
+  }
+  return secret;
+}
+
+std::string format_rendezvous(const SocketAddress& address, const RendezvousSecret& secret) {
+  return to_string(address) + '#' + secret_to_hex(secret);
+}
+
+Result<RendezvousPoint> parse_rendezvous(std::string_view text) {
+  RendezvousPoint rendezvous;
+  const std::size_t mark = text.find('#');
+  auto address = parse_socket_address(text.substr(0, mark));
+  if (!address.ok()) return address.status();
+  rendezvous.address = address.value();
+  if (mark == std::string_view::npos) return rendezvous;
+  const auto secret = secret_from_hex(text.substr(mark + 1));
+  if (!secret) {
+    return Status::error(ErrorCode::InvalidArgument,
+                         "rendezvous: the secret after '#' is not 32 lowercase hex digits");
+  }
+  rendezvous.secret = *secret;
+  return rendezvous;
+}
+
+Result<RendezvousPoint> make_local_rendezvous() {
+  auto name = make_rendezvous_secret();
+  if (!name.ok()) return name.status();
+  auto secret = make_rendezvous_secret();
+  if (!secret.ok()) return secret.status();
+  RendezvousPoint rendezvous;
+  rendezvous.address.local_name = "weft-" + secret_to_hex(name.value()).substr(0, 16);
+  rendezvous.secret = secret.value();
+  return rendezvous;
+}
+
 Result<std::unique_ptr<Bootstrap>> make_socket_bootstrap(const SocketBootstrapOptions& options) {
   if (options.size < 1 || options.rank < 0 || options.rank >= options.size) {
     return Status::error(

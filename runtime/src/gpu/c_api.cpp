@@ -137,6 +137,19 @@ Status bad_comm() {
 
 extern "C" {
 
+weftResult_t weftMakeRendezvous(char* out, size_t capacity) {
+  return guarded("weftMakeRendezvous", nullptr, nullptr, [&]() -> weftResult_t {
+    if (out == nullptr) return weftInvalidArgument;
+    auto fresh = weft::gpu::make_local_rendezvous();
+    if (!fresh.ok()) return static_cast<weftResult_t>(fresh.status().code);
+    const std::string text =
+        weft::gpu::format_rendezvous(fresh.value().address, fresh.value().secret);
+    if (text.size() + 1 > capacity) return weftInvalidArgument;
+    std::memcpy(out, text.c_str(), text.size() + 1);
+    return weftSuccess;
+  });
+}
+
 weftResult_t weftGetVersion(int* version) {
   if (version == nullptr) return weftInvalidArgument;
   *version = WEFT_VERSION_CODE;
@@ -199,10 +212,11 @@ weftResult_t weftCommInitRank(weftComm_t* comm, int nranks, int rank, const char
     *comm = nullptr;
     auto values = read_config(config);
     if (!values.ok()) return finish_init(config, values.status());
-    auto address = weft::gpu::parse_socket_address(rendezvous);
-    if (!address.ok()) return finish_init(config, address.status());
+    auto target = weft::gpu::parse_rendezvous(rendezvous);
+    if (!target.ok()) return finish_init(config, target.status());
     weft::gpu::SocketBootstrapOptions options;
-    options.root = address.value();
+    options.root = target.value().address;
+    options.secret = target.value().secret;
     options.rank = rank;
     options.size = nranks;
     auto bootstrap = weft::gpu::make_socket_bootstrap(options);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -78,6 +79,22 @@ bool listens_on_every_interface(const SocketAddress& address);
 inline constexpr std::size_t kRendezvousSecretBytes = 16;
 using RendezvousSecret = std::array<std::uint8_t, kRendezvousSecretBytes>;
 Result<RendezvousSecret> make_rendezvous_secret();
+
+// A rendezvous as text, what the NCCL shim's unique id and the C API's weftCommInitRank carry:
+// "ADDRESS#SECRET", the secret as 32 lowercase hex digits. Reading also takes a bare address,
+// which means no secret (all zero: anyone who reaches the address can join).
+struct RendezvousPoint {
+  SocketAddress address;
+  RendezvousSecret secret{};
+};
+std::string format_rendezvous(const SocketAddress& address, const RendezvousSecret& secret);
+// The secret as 32 lowercase hex digits, and back (nothing for anything else).
+std::string secret_to_hex(const RendezvousSecret& secret);
+std::optional<RendezvousSecret> secret_from_hex(std::string_view digits);
+Result<RendezvousPoint> parse_rendezvous(std::string_view text);
+// A fresh local rendezvous: a random local socket name (not the secret: local socket names are
+// visible to every user in /proc/net/unix) and a fresh secret.
+Result<RendezvousPoint> make_local_rendezvous();
 
 // The most participants a socket rendezvous takes: rank 0 holds a connection and a record for
 // each, and CUDA IPC keeps them on one host. Larger counts are refused before anything is
