@@ -120,13 +120,13 @@ void require_completed(const Outcome& outcome) {
 TEST_CASE("rendezvous: a stranger without the secret claiming a rank is dropped", "[bootstrap]") {
   for (const bool local : {true, false}) {
     SocketAddress address = local ? fresh_local_address() : SocketAddress{"127.0.0.1", 0};
-    std::atomic<bool> rejected_by_root{false};
+    std::atomic<bool> admitted{false};
     std::thread stranger;
     const Outcome outcome = run_job(3, address, fresh_secret(), [&](const SocketAddress& at) {
       // Connected here, before the real ranks, so rank 0 meets the stranger first.
       auto socket = detail::connect_to(at, std::chrono::steady_clock::now() + 5s);
       if (!socket.ok()) return;
-      stranger = std::thread([&rejected_by_root, connection = std::move(socket.value())]() mutable {
+      stranger = std::thread([&admitted, connection = std::move(socket.value())]() mutable {
         const auto deadline = std::chrono::steady_clock::now() + 5s;
         WireRootHello root{};
         if (!connection.recv_all(bytes_of(root), deadline, "rank 0").ok()) return;
@@ -135,14 +135,15 @@ TEST_CASE("rendezvous: a stranger without the secret claiming a rank is dropped"
         hello.rank = 1;
         hello.size = 3;
         if (!connection.send_all(bytes_of(hello), deadline, "rank 0").ok()) return;
+        // Admitted, it would next receive the job's records; dropped, the connection closes.
         std::byte any{};
-        rejected_by_root = !connection.recv_all(std::span(&any, 1), deadline, "rank 0").ok();
+        admitted = connection.recv_all(std::span(&any, 1), deadline, "rank 0").ok();
       });
     });
     if (stranger.joinable()) stranger.join();
     INFO((local ? "local socket" : "TCP"));
     require_completed(outcome);
-    CHECK(rejected_by_root);
+    CHECK_FALSE(admitted);
   }
 }
 
@@ -172,6 +173,26 @@ TEST_CASE("rendezvous: silent and malformed clients are dropped and the job goes
       10s, 300ms);
   CHECK(connected == 3);
   require_completed(outcome);
+}
+
+TEST_CASE("rendezvous: connections that say nothing delay nobody: they are greeted side by side",
+          "[bootstrap]") {
+  std::vector<detail::Socket> silent;
+  const auto started = std::chrono::steady_clock::now();
+  const Outcome outcome = run_job(
+      3, fresh_local_address(), fresh_secret(),
+      [&](const SocketAddress& at) {
+        for (int k = 0; k < 4; ++k) {
+          auto socket = detail::connect_to(at, std::chrono::steady_clock::now() + 5s);
+          if (socket.ok()) silent.push_back(std::move(socket.value()));
+        }
+      },
+      20s, /*hello_timeout=*/10s);
+  const auto took = std::chrono::steady_clock::now() - started;
+  CHECK(silent.size() == 4);
+  require_completed(outcome);
+  // Served one after the other, the four would hold the job for 40 s.
+  CHECK(took < 8s);
 }
 
 TEST_CASE("rendezvous: a participant told the wrong rank count fails, clearly", "[bootstrap]") {

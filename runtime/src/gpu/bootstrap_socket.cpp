@@ -1,8 +1,10 @@
 // The socket rendezvous: participant 0 listens, the others connect and introduce themselves; an
 // allgather sends each record to participant 0, which returns the assembled set to everyone.
+#include <poll.h>
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -212,41 +214,100 @@ std::string missing_ranks(const std::vector<Socket>& peers) {
   return missing;
 }
 
+// One connection rank 0 has accepted and is greeting: the other end's user is checked and rank
+// 0's proof sent at once, then its hello is read as it arrives, while rank 0 serves the other
+// connections too: a connection that says nothing delays nobody.
+class Greeting {
+ public:
+  Greeting(Socket socket, const SocketBootstrapOptions& options)
+      : socket_(std::move(socket)),
+        options_(&options),
+        deadline_(std::chrono::steady_clock::now() + options.hello_timeout) {
+    if (auto s = check_same_user(socket_, options.root, "a connecting process"); !s.ok()) {
+      dropped_ = s.message;
+      return;
+    }
+    RootHello mine;
+    mine.secret = options.secret;
+    // A few bytes into a new connection's empty buffer: they go at once.
+    if (auto s = socket_.send_all(bytes_of(mine), deadline_, "a connecting process"); !s.ok()) {
+      dropped_ = s.message;
+    }
+  }
+
+  bool done() const { return !dropped_.empty() || received_ == sizeof(Hello); }
+  Deadline deadline() const { return deadline_; }
+  int fd() const { return socket_.fd(); }
+
+  // Takes what has arrived; called when the connection is readable.
+  void read() {
+    auto got = socket_.recv_some(std::as_writable_bytes(std::span(hello_bytes_)).subspan(received_),
+                                 "a connecting process");
+    if (!got.ok()) {
+      dropped_ = got.status().message;
+      return;
+    }
+    received_ += got.value();
+  }
+
+  void expire() {
+    dropped_ = fmt::format("it sent no complete hello within {} ms ({} of {} bytes)",
+                           options_->hello_timeout.count(), received_, sizeof(Hello));
+  }
+
+  detail::Admission finish() {
+    detail::Admission admission;
+    if (!dropped_.empty()) {
+      admission.dropped = std::move(dropped_);
+      return admission;
+    }
+    Hello hello;
+    std::memcpy(&hello, hello_bytes_.data(), sizeof(Hello));
+    admission.rank = hello.rank;
+    admission.size = hello.size;
+    if (hello.magic != kMagic || hello.version != kVersion) {
+      admission.dropped = "it sent something that is not a Weft rendezvous hello";
+    } else if (!same_secret(hello.secret, options_->secret)) {
+      admission.dropped = fmt::format(
+          "it claimed rank {} without the rendezvous secret (not a participant of this job)",
+          hello.rank);
+    } else {
+      admission.socket = std::move(socket_);
+    }
+    return admission;
+  }
+
+ private:
+  Socket socket_;
+  const SocketBootstrapOptions* options_;
+  Deadline deadline_;
+  std::array<std::byte, sizeof(Hello)> hello_bytes_{};
+  std::size_t received_ = 0;
+  std::string dropped_;
+};
+
+int remaining_ms(Deadline deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  return left.count() <= 0 ? 0 : static_cast<int>(std::min<long long>(left.count(), 1 << 30));
+}
+
 }  // namespace
 
 namespace detail {
 
 Admission admit(Socket socket, const SocketBootstrapOptions& options, Deadline deadline) {
-  Admission admission;
-  const Deadline hello_deadline =
-      earlier(deadline, std::chrono::steady_clock::now() + options.hello_timeout);
-  if (auto s = check_same_user(socket, options.root, "a connecting process"); !s.ok()) {
-    admission.dropped = s.message;
-    return admission;
+  Greeting greeting(std::move(socket), options);
+  while (!greeting.done()) {
+    const Deadline until = earlier(deadline, greeting.deadline());
+    if (std::chrono::steady_clock::now() >= until) {
+      greeting.expire();
+      break;
+    }
+    pollfd waiting{greeting.fd(), POLLIN, 0};
+    if (::poll(&waiting, 1, remaining_ms(until)) > 0) greeting.read();
   }
-  RootHello mine;
-  mine.secret = options.secret;
-  if (auto s = socket.send_all(bytes_of(mine), hello_deadline, "a connecting process"); !s.ok()) {
-    admission.dropped = s.message;
-    return admission;
-  }
-  Hello hello;
-  if (auto s = socket.recv_all(bytes_of(hello), hello_deadline, "a connecting process"); !s.ok()) {
-    admission.dropped = s.message;
-    return admission;
-  }
-  admission.rank = hello.rank;
-  admission.size = hello.size;
-  if (hello.magic != kMagic || hello.version != kVersion) {
-    admission.dropped = "it sent something that is not a Weft rendezvous hello";
-  } else if (!same_secret(hello.secret, options.secret)) {
-    admission.dropped = fmt::format(
-        "it claimed rank {} without the rendezvous secret (not a participant of this job)",
-        hello.rank);
-  } else {
-    admission.socket = std::move(socket);
-  }
-  return admission;
+  return greeting.finish();
 }
 
 }  // namespace detail
@@ -262,6 +323,7 @@ Result<std::unique_ptr<Bootstrap>> start_root(const SocketBootstrapOptions& opti
   if (bound.local_name.empty()) bound.port = port;
   const Deadline deadline = std::chrono::steady_clock::now() + options.timeout;
   std::vector<Socket> peers(static_cast<std::size_t>(options.size));
+  std::vector<Greeting> greetings;
   int joined = 1;
   int dropped = 0;
   std::string first_dropped;
@@ -270,8 +332,43 @@ Result<std::unique_ptr<Bootstrap>> start_root(const SocketBootstrapOptions& opti
     return Status::error(code, std::move(reason));
   };
   while (joined < options.size) {
-    auto accepted = detail::accept_one(listener.value(), deadline);
-    if (!accepted.ok()) {
+    // Connections whose greeting is over: admitted, or dropped while the job goes on.
+    for (std::size_t k = 0; k < greetings.size();) {
+      if (!greetings[k].done()) {
+        ++k;
+        continue;
+      }
+      detail::Admission admission = greetings[k].finish();
+      greetings.erase(greetings.begin() + static_cast<std::ptrdiff_t>(k));
+      if (!admission.dropped.empty()) {
+        // Not one of ours (another user, a port scanner, a stranger without the secret, a
+        // crashed peer).
+        if (++dropped == 1) first_dropped = admission.dropped;
+        if (options.on_dropped) {
+          options.on_dropped(fmt::format("socket bootstrap at {}: dropped a connection: {}",
+                                         to_string(bound), admission.dropped));
+        }
+        continue;
+      }
+      // A participant of this job that disagrees is a mistake in the job: say it to everyone.
+      if (admission.size != options.size) {
+        return fail(ErrorCode::Mismatch,
+                    fmt::format("socket bootstrap: rank {} expects {} participants, rank 0 "
+                                "expects {}",
+                                admission.rank, admission.size, options.size));
+      }
+      if (admission.rank <= 0 || admission.rank >= options.size ||
+          peers[static_cast<std::size_t>(admission.rank)].valid()) {
+        return fail(ErrorCode::Mismatch,
+                    fmt::format("socket bootstrap: rank {} connected twice or is out of range",
+                                admission.rank));
+      }
+      peers[static_cast<std::size_t>(admission.rank)] = std::move(admission.socket);
+      ++joined;
+    }
+    if (joined == options.size) break;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
       std::string reason =
           fmt::format("socket bootstrap at {}: ranks {} did not connect within {} ms",
                       to_string(bound), missing_ranks(peers), options.timeout.count());
@@ -281,32 +378,32 @@ Result<std::unique_ptr<Bootstrap>> start_root(const SocketBootstrapOptions& opti
       }
       return fail(ErrorCode::SystemError, std::move(reason));
     }
-    detail::Admission admission = detail::admit(std::move(accepted.value()), options, deadline);
-    if (!admission.dropped.empty()) {
-      // Not one of ours (another user, a port scanner, a stranger without the secret, a crashed
-      // peer): dropped, and the job goes on.
-      if (++dropped == 1) first_dropped = admission.dropped;
-      if (options.on_dropped) {
-        options.on_dropped(fmt::format("socket bootstrap at {}: dropped a connection: {}",
-                                       to_string(bound), admission.dropped));
+    Deadline wake = deadline;
+    bool expired = false;
+    for (Greeting& greeting : greetings) {
+      if (now >= greeting.deadline()) {
+        greeting.expire();
+        expired = true;
       }
-      continue;
+      wake = earlier(wake, greeting.deadline());
     }
-    // A participant of this job that disagrees is a mistake in the job: say it to everyone.
-    if (admission.size != options.size) {
-      return fail(ErrorCode::Mismatch,
-                  fmt::format("socket bootstrap: rank {} expects {} participants, rank 0 "
-                              "expects {}",
-                              admission.rank, admission.size, options.size));
+    if (expired) continue;
+    // One wait for the listener and every connection being greeted.
+    std::vector<pollfd> waiting;
+    waiting.push_back({listener.value().fd(), POLLIN, 0});
+    for (const Greeting& greeting : greetings) waiting.push_back({greeting.fd(), POLLIN, 0});
+    if (::poll(waiting.data(), waiting.size(), remaining_ms(wake)) <= 0) continue;
+    for (std::size_t k = 0; k < greetings.size(); ++k) {
+      if (waiting[k + 1].revents != 0) greetings[k].read();
     }
-    if (admission.rank <= 0 || admission.rank >= options.size ||
-        peers[static_cast<std::size_t>(admission.rank)].valid()) {
-      return fail(ErrorCode::Mismatch,
-                  fmt::format("socket bootstrap: rank {} connected twice or is out of range",
-                              admission.rank));
+    if (waiting[0].revents != 0) {
+      // Every connection waiting to be accepted, without waiting for more.
+      for (;;) {
+        auto accepted = detail::accept_one(listener.value(), std::chrono::steady_clock::now());
+        if (!accepted.ok()) break;
+        greetings.emplace_back(std::move(accepted.value()), options);
+      }
     }
-    peers[static_cast<std::size_t>(admission.rank)] = std::move(admission.socket);
-    ++joined;
   }
   auto bootstrap =
       std::make_unique<SocketBootstrap>(0, options.size, options.timeout, std::move(peers));

@@ -172,6 +172,20 @@ Status Socket::recv_all(std::span<std::byte> data, Deadline deadline, const std:
   return {};
 }
 
+Result<std::size_t> Socket::recv_some(std::span<std::byte> data, const std::string& what) {
+  for (;;) {
+    const ssize_t n = ::recv(fd_, data.data(), data.size(), 0);
+    if (n > 0) return static_cast<std::size_t>(n);
+    if (n == 0) {
+      if (data.empty()) return std::size_t{0};
+      return Status::error(ErrorCode::SystemError, fmt::format("{} closed the connection", what));
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return std::size_t{0};
+    return system_error(fmt::format("receiving from {}", what));
+  }
+}
+
 Result<Socket> listen_on(const SocketAddress& address, std::uint16_t* bound_port) {
   auto where = resolve(address, /*passive=*/true);
   if (!where.ok()) return where.status();

@@ -33,6 +33,9 @@ class Socket {
   // `what` names the peer in messages ("rank 3").
   Status send_all(std::span<const std::byte> data, Deadline deadline, const std::string& what);
   Status recv_all(std::span<std::byte> data, Deadline deadline, const std::string& what);
+  // What has arrived, up to data.size() bytes, without waiting (0 when nothing has). An error
+  // when the other side closed or the connection failed.
+  Result<std::size_t> recv_some(std::span<std::byte> data, const std::string& what);
 
  private:
   int fd_ = -1;
