@@ -19,64 +19,15 @@
 #include "cuda_links.h"
 #include "device_memory.h"
 #include "kernel/device_abi.h"
+#include "transport_records.h"
 #include "weft/runtime/gpu/transport.h"
 
 namespace weft::gpu {
 
 namespace {
 
-constexpr std::uint32_t kRecordMagic = 0x57465450;  // "WFTP"
-constexpr int kMaxLocal = device::kMaxLocalRanks;
-
-// A random value drawn once per process: two participants are one process when their values
-// agree. Process ids cannot say it: processes in separate PID namespaces (containers sharing the
-// host's IPC) may have the same one, and a wrong answer here turns another process's address
-// into a device pointer of this one.
-using ProcessToken = std::array<std::uint8_t, 16>;
-const ProcessToken& process_token() {
-  static const ProcessToken token = [] {
-    ProcessToken value{};
-    if (auto random = make_rendezvous_secret(); random.ok()) {
-      value = random.value();
-    } else {
-      // No random source: the pid and the time still tell this process from the others.
-      const auto pid = static_cast<std::uint64_t>(::getpid());
-      const auto now =
-          static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-      std::memcpy(value.data(), &pid, sizeof(pid));
-      std::memcpy(value.data() + sizeof(pid), &now, sizeof(now));
-    }
-    return value;
-  }();
-  return token;
-}
-
-struct ParticipantRecord {
-  std::uint32_t magic = kRecordMagic;
-  std::int32_t nranks = 0;
-  std::int32_t device = -1;
-  std::int32_t local_count = 0;
-  std::uint64_t pid = 0;  // for messages only
-  ProcessToken process{};
-  std::uint64_t host = 0;
-  char bus_id[32] = {};  // the participant's GPU, for the link between two participants
-  std::int32_t ranks[kMaxLocal] = {};
-};
-
-struct WindowEntry {
-  std::int32_t rank = -1;
-  std::int32_t unused = 0;
-  std::uint64_t bytes = 0;
-  std::uint64_t address = 0;
-  cudaIpcMemHandle_t handle{};
-};
-
-struct WindowRecord {
-  std::uint64_t fingerprint = 0;
-  std::int32_t count = 0;
-  std::int32_t unused = 0;
-  WindowEntry entries[kMaxLocal];
-};
+constexpr int kMaxLocal = kMaxRecordRanks;
+static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(WindowEntry::ipc_handle));
 
 std::uint64_t host_identity() {
   char name[256] = {};
@@ -184,54 +135,8 @@ class CudaTransport final : public Transport {
     std::copy(local_ranks_.begin(), local_ranks_.end(), mine.ranks);
     if (auto s = allgather_records(*bootstrap_, mine, participants_); !s.ok()) return s;
 
-    owner_.assign(static_cast<std::size_t>(nranks_), -1);
-    for (std::size_t p = 0; p < participants_.size(); ++p) {
-      const ParticipantRecord& r = participants_[p];
-      if (r.magic != kRecordMagic) {
-        return Status::error(ErrorCode::SystemError,
-                             fmt::format("transport: participant {} sent a malformed record", p));
-      }
-      if (r.nranks != nranks_) {
-        return Status::error(ErrorCode::Mismatch,
-                             fmt::format("transport: participant {} has {} ranks, participant {} "
-                                         "has {}",
-                                         p, r.nranks, bootstrap_->rank(), nranks_));
-      }
-      if (r.host != mine.host) {
-        return Status::error(ErrorCode::InvalidUsage,
-                             fmt::format("transport: participant {} runs on another host; {} "
-                                         "reaches only one host",
-                                         p, name()));
-      }
-      if (mode_ == Mode::InProcess && r.process != mine.process) {
-        return Status::error(ErrorCode::InvalidUsage,
-                             fmt::format("in-process transport: participant {} is another process "
-                                         "(pid {}); use the CUDA IPC transport",
-                                         p, r.pid));
-      }
-      if (r.local_count < 0 || r.local_count > kMaxLocal) {
-        return Status::error(
-            ErrorCode::SystemError,
-            fmt::format("transport: participant {} claims {} ranks", p, r.local_count));
-      }
-      for (int k = 0; k < r.local_count; ++k) {
-        const int rank = r.ranks[k];
-        if (rank < 0 || rank >= nranks_ || owner_[static_cast<std::size_t>(rank)] >= 0) {
-          return Status::error(ErrorCode::Mismatch,
-                               fmt::format("transport: rank {} is claimed twice or is out of "
-                                           "range (participant {})",
-                                           rank, p));
-        }
-        owner_[static_cast<std::size_t>(rank)] = static_cast<int>(p);
-      }
-    }
-    for (int rank = 0; rank < nranks_; ++rank) {
-      if (owner_[static_cast<std::size_t>(rank)] < 0) {
-        return Status::error(ErrorCode::Mismatch,
-                             fmt::format("transport: no participant drives rank {}", rank));
-      }
-    }
-    return {};
+    return check_participants(participants_, nranks_, bootstrap_->rank(), mode_ == Mode::InProcess,
+                              name(), owner_);
   }
 
   Result<std::unique_ptr<SharedWindow>> open_window(std::span<const std::size_t> bytes,
@@ -258,10 +163,12 @@ class CudaTransport final : public Transport {
       entry.bytes = allocation.value().bytes();
       entry.address = reinterpret_cast<std::uintptr_t>(allocation.value().get());
       if (mode_ == Mode::Ipc) {
-        if (const cudaError_t e = cudaIpcGetMemHandle(&entry.handle, allocation.value().get());
+        cudaIpcMemHandle_t handle{};
+        if (const cudaError_t e = cudaIpcGetMemHandle(&handle, allocation.value().get());
             e != cudaSuccess) {
           failure = cuda_error(e, "cudaIpcGetMemHandle");
         }
+        std::memcpy(entry.ipc_handle.data(), &handle, sizeof(handle));
       }
       window->bytes_[k] = entry.bytes;
       window->allocations_.push_back(std::move(allocation.value()));
@@ -272,40 +179,10 @@ class CudaTransport final : public Transport {
     std::vector<WindowRecord> all;
     if (auto s = allgather_records(*bootstrap_, mine, all); !s.ok()) return s;
     if (!failure.ok()) return failure;
-    for (std::size_t p = 0; p < all.size(); ++p) {
-      if (all[p].count < 0) {
-        return Status::error(
-            ErrorCode::SystemError,
-            fmt::format("transport: participant {} failed to allocate its window", p));
-      }
-      if (all[p].fingerprint != fingerprint) {
-        return Status::error(
-            ErrorCode::Mismatch,
-            fmt::format("participants {} and {} loaded different algorithms (or options) at the "
-                        "same position (fingerprints {:#x} and {:#x}); every rank must load the "
-                        "same files in the same order",
-                        bootstrap_->rank(), p, fingerprint, all[p].fingerprint));
-      }
-    }
-    // Every record must describe exactly the ranks its sender drives: an entry for another
-    // participant's rank would make this one map memory that rank never offered.
-    for (std::size_t p = 0; p < all.size(); ++p) {
-      if (all[p].count != participants_[p].local_count) {
-        return Status::error(ErrorCode::SystemError,
-                             fmt::format("transport: participant {} sent {} window entries for "
-                                         "the {} ranks it drives",
-                                         p, all[p].count, participants_[p].local_count));
-      }
-      for (int e = 0; e < all[p].count; ++e) {
-        const int rank = all[p].entries[e].rank;
-        if (rank < 0 || rank >= nranks_ ||
-            owner_[static_cast<std::size_t>(rank)] != static_cast<int>(p)) {
-          return Status::error(ErrorCode::SystemError,
-                               fmt::format("transport: participant {} sent a window entry for rank "
-                                           "{}, which it does not drive",
-                                           p, rank));
-        }
-      }
+    if (auto s = check_window_records(all, participants_, owner_, nranks_, bootstrap_->rank(),
+                                      fingerprint);
+        !s.ok()) {
+      return s;
     }
     const ProcessToken& mine_process =
         participants_[static_cast<std::size_t>(bootstrap_->rank())].process;
@@ -321,8 +198,10 @@ class CudaTransport final : public Transport {
             if (auto s = enable_peer_access(who.device); !s.ok()) return s;
           }
         } else {
+          cudaIpcMemHandle_t handle{};
+          std::memcpy(&handle, entry.ipc_handle.data(), sizeof(handle));
           if (const cudaError_t err =
-                  cudaIpcOpenMemHandle(&address, entry.handle, cudaIpcMemLazyEnablePeerAccess);
+                  cudaIpcOpenMemHandle(&address, handle, cudaIpcMemLazyEnablePeerAccess);
               err != cudaSuccess) {
             return cuda_error(err,
                               fmt::format("cudaIpcOpenMemHandle (region of rank {})", entry.rank));
