@@ -222,6 +222,29 @@ TEST_CASE("rendezvous: a participant told the wrong rank count fails, clearly", 
   CHECK_FALSE(confused_status.ok());
 }
 
+TEST_CASE("rendezvous: two holders of the secret claiming one rank fail, clearly", "[bootstrap]") {
+  const RendezvousSecret secret = fresh_secret();
+  std::thread duplicate;
+  const Outcome outcome = run_job(
+      3, fresh_local_address(), secret,
+      [&](const SocketAddress& at) {
+        duplicate = std::thread([&, at] {
+          SocketBootstrapOptions options;
+          options.rank = 1;  // the real rank 1 comes too
+          options.size = 3;
+          options.root = at;
+          options.secret = secret;
+          options.timeout = 3s;
+          (void)make_socket_bootstrap(options);
+        });
+      },
+      3s, 5s, /*absent_rank=*/2);
+  duplicate.join();
+  CHECK_FALSE(outcome.statuses[0].ok());
+  CHECK_THAT(outcome.statuses[0].message, Catch::Contains("rank 1 connected twice"));
+  CHECK_FALSE(outcome.statuses[1].ok());
+}
+
 TEST_CASE("rendezvous: rank 0 tells the ranks it accepted why it gives up", "[bootstrap]") {
   const SocketAddress address = fresh_local_address();
   const RendezvousSecret secret = fresh_secret();
