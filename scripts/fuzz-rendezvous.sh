@@ -16,6 +16,8 @@ if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 1 ]; then
   exit 2
 fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=fuzz-summary.sh
+source "$root/scripts/fuzz-summary.sh"
 build="${WEFT_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 corpus="$build/fuzz-corpus/rendezvous"
 artifacts="$build/fuzz-artifacts/rendezvous"
@@ -51,16 +53,4 @@ set +e
   -rss_limit_mb=2048 -artifact_prefix="$artifacts/" -print_final_stats=1 "$corpus" >"$log" 2>&1
 status=$?
 set -e
-runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
-speed=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
-coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || true)
-new=$(( $(find "$artifacts" -type f | wc -l) - existing ))
-echo "fuzz-rendezvous summary"
-echo "  runs            ${runs:-?} (${speed:-?} per second)"
-echo "  coverage        ${coverage:-?} edges"
-echo "  crashes         ${new} new artifact(s) in $artifacts"
-echo "  fuzzer exit     ${status} (log: $log)"
-if [ "$status" -ne 0 ] || [ "$new" -ne 0 ]; then
-  grep -E '^==[0-9]+==ERROR|SUMMARY:|runtime error|deadly signal' "$log" | head -20 || true
-  exit 1
-fi
+fuzz_summary "fuzz-rendezvous summary" "$log" "$artifacts" "$existing" "$status"

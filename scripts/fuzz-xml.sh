@@ -27,6 +27,8 @@ case "$target_name" in
 esac
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=fuzz-summary.sh
+source "$root/scripts/fuzz-summary.sh"
 build="${WEFT_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 shared_corpus="${WEFT_MSCCL_XML_DIR:-$root/../shared/msccl-xml}"
 work_corpus="$build/fuzz-corpus/$target_name"
@@ -79,18 +81,4 @@ set +e
 status=$?
 set -e
 
-runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
-speed=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
-added=$(grep -o 'stat::new_units_added: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
-coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || true)
-new_artifacts=$(( $(find "$artifacts" -type f | wc -l) - existing_artifacts ))
-
-echo "fuzz-xml summary ($target)"
-echo "  runs            ${runs:-?} (${speed:-?} per second)"
-echo "  coverage        ${coverage:-?} edges; ${added:-?} new corpus units"
-echo "  crashes         ${new_artifacts} new artifact(s) in $artifacts"
-echo "  fuzzer exit     ${status} (log: $log)"
-if [ "$status" -ne 0 ] || [ "$new_artifacts" -ne 0 ]; then
-  grep -E '^==[0-9]+==ERROR|SUMMARY:|runtime error|fuzz_' "$log" | head -20 || true
-  exit 1
-fi
+fuzz_summary "fuzz-xml summary ($target)" "$log" "$artifacts" "$existing_artifacts" "$status"
