@@ -286,12 +286,6 @@ class Greeting {
   std::string dropped_;
 };
 
-int remaining_ms(Deadline deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - std::chrono::steady_clock::now());
-  return left.count() <= 0 ? 0 : static_cast<int>(std::min<long long>(left.count(), 1 << 30));
-}
-
 }  // namespace
 
 namespace detail {
@@ -305,7 +299,7 @@ Admission admit(Socket socket, const SocketBootstrapOptions& options, Deadline d
       break;
     }
     pollfd waiting{greeting.fd(), POLLIN, 0};
-    if (::poll(&waiting, 1, remaining_ms(until)) > 0) greeting.read();
+    if (::poll(&waiting, 1, detail::remaining_ms(until)) > 0) greeting.read();
   }
   return greeting.finish();
 }
@@ -392,7 +386,7 @@ Result<std::unique_ptr<Bootstrap>> start_root(const SocketBootstrapOptions& opti
     std::vector<pollfd> waiting;
     waiting.push_back({listener.value().fd(), POLLIN, 0});
     for (const Greeting& greeting : greetings) waiting.push_back({greeting.fd(), POLLIN, 0});
-    if (::poll(waiting.data(), waiting.size(), remaining_ms(wake)) <= 0) continue;
+    if (::poll(waiting.data(), waiting.size(), detail::remaining_ms(wake)) <= 0) continue;
     for (std::size_t k = 0; k < greetings.size(); ++k) {
       if (waiting[k + 1].revents != 0) greetings[k].read();
     }

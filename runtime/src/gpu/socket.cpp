@@ -24,12 +24,6 @@ Status system_error(const std::string& what) {
   return Status::error(ErrorCode::SystemError, fmt::format("{}: {}", what, std::strerror(errno)));
 }
 
-int remaining_ms(Deadline deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - std::chrono::steady_clock::now());
-  return left.count() <= 0 ? 0 : static_cast<int>(std::min<long long>(left.count(), 1 << 30));
-}
-
 // Waits for `events` on `fd`; false when the deadline passed.
 Result<bool> wait_for(int fd, short events, Deadline deadline) {
   for (;;) {
@@ -103,6 +97,12 @@ void set_no_delay(int fd, int family) {
 }
 
 }  // namespace
+
+int remaining_ms(Deadline deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  return left.count() <= 0 ? 0 : static_cast<int>(std::min<long long>(left.count(), 1 << 30));
+}
 
 Socket& Socket::operator=(Socket&& other) noexcept {
   if (this != &other) {

@@ -16,6 +16,9 @@ namespace weft::gpu::detail {
 
 using Deadline = std::chrono::steady_clock::time_point;
 
+// Milliseconds left until `deadline` (0 when past), as poll() takes them.
+int remaining_ms(Deadline deadline);
+
 class Socket {
  public:
   Socket() = default;
