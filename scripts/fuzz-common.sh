@@ -1,4 +1,21 @@
-# Sourced by the fuzz scripts: fuzz_summary TITLE LOG ARTIFACTS EXISTING STATUS prints what a
+# Sourced by the fuzz scripts (fuzz-xml.sh, fuzz-rendezvous.sh).
+
+# fuzz_build BUILD TARGET: configures the clang build folder BUILD and builds TARGET in it.
+# Coverage instrumentation (fuzzer-no-link) for the libraries; the fuzz target itself links
+# libFuzzer's main. WEFT_SANITIZE adds address and undefined-behaviour sanitizers, with no
+# recovery, so that any UB is a crash libFuzzer keeps.
+fuzz_build() {
+  local build="$1" target="$2" root
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  cmake -G Ninja -S "$root" -B "$build" \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link" \
+    -DWEFT_FUZZ=ON -DWEFT_SANITIZE=ON -DWEFT_ENABLE_CUDA=OFF >/dev/null
+  ninja -C "$build" -j2 "$target" >/dev/null
+}
+
+# fuzz_summary TITLE LOG ARTIFACTS EXISTING STATUS prints what a
 # libFuzzer run (-print_final_stats=1) did, from its log, and returns non-zero when it crashed:
 # a non-zero STATUS, or more files in ARTIFACTS than the EXISTING count before the run.
 fuzz_summary() {

@@ -16,8 +16,8 @@ if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 1 ]; then
   exit 2
 fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# shellcheck source=fuzz-summary.sh
-source "$root/scripts/fuzz-summary.sh"
+# shellcheck source=fuzz-common.sh
+source "$root/scripts/fuzz-common.sh"
 build="${WEFT_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 corpus="$build/fuzz-corpus/rendezvous"
 artifacts="$build/fuzz-artifacts/rendezvous"
@@ -26,12 +26,7 @@ for tool in clang clang++ cmake ninja python3; do
   command -v "$tool" >/dev/null || { echo "fuzz-rendezvous: '$tool' not found" >&2; exit 2; }
 done
 
-cmake -G Ninja -S "$root" -B "$build" \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link" \
-  -DWEFT_FUZZ=ON -DWEFT_SANITIZE=ON -DWEFT_ENABLE_CUDA=OFF >/dev/null
-ninja -C "$build" -j2 fuzz_rendezvous >/dev/null
+fuzz_build "$build" fuzz_rendezvous
 
 mkdir -p "$corpus" "$artifacts"
 # Seeds: a hello of the right shape (magic "WEFT", version 2, rank 1 of 4, a wrong secret), a

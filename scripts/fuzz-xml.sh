@@ -27,8 +27,8 @@ case "$target_name" in
 esac
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# shellcheck source=fuzz-summary.sh
-source "$root/scripts/fuzz-summary.sh"
+# shellcheck source=fuzz-common.sh
+source "$root/scripts/fuzz-common.sh"
 build="${WEFT_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 shared_corpus="${WEFT_MSCCL_XML_DIR:-$root/../shared/msccl-xml}"
 work_corpus="$build/fuzz-corpus/$target_name"
@@ -39,15 +39,7 @@ for tool in clang clang++ cmake ninja; do
   command -v "$tool" >/dev/null || { echo "fuzz-xml: '$tool' not found" >&2; exit 2; }
 done
 
-# Coverage instrumentation (fuzzer-no-link) for the libraries; the fuzz target itself links
-# libFuzzer's main. WEFT_SANITIZE adds address and undefined-behaviour sanitizers, with no
-# recovery, so that any UB is a crash libFuzzer keeps.
-cmake -G Ninja -S "$root" -B "$build" \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link" \
-  -DWEFT_FUZZ=ON -DWEFT_SANITIZE=ON -DWEFT_ENABLE_CUDA=OFF >/dev/null
-ninja -C "$build" -j2 "$target" >/dev/null
+fuzz_build "$build" "$target"
 
 # Inputs up to 160 KiB: the size of most real files (36 of the 44 in the corpus; the four
 # largest all-pairs and allgather files, 250-640 KiB, take about a second per run under the
