@@ -249,18 +249,15 @@ ncclResult_t Shim::get_version(int* version) {
 ncclResult_t Shim::get_unique_id(ncclUniqueId* id) {
   if (!config_.standalone) return forward("ncclGetUniqueId", &NcclFunctions::GetUniqueId, id);
   if (id == nullptr) return fail(ncclInvalidArgument, "ncclGetUniqueId: uniqueId is NULL");
-  StandaloneId standalone;
-  standalone.address = config_.standalone_address;
-  if (standalone.address.empty()) {
-    std::string error;
-    auto picked = pick_local_rendezvous_address(&error);
-    if (!picked) {
-      return fail(ncclSystemError,
-                  fmt::format("ncclGetUniqueId: no local socket name for the rendezvous ({})",
-                              error));
-    }
-    standalone.address = *picked;
+  // A fresh local socket name and the job's secret; WEFT_STANDALONE_ADDR replaces the name.
+  auto fresh = gpu::make_local_rendezvous();
+  if (!fresh.ok()) {
+    return fail(ncclSystemError, fmt::format("ncclGetUniqueId: {}", fresh.status().str()));
   }
+  StandaloneId standalone;
+  standalone.address = config_.standalone_address.empty() ? gpu::to_string(fresh.value().address)
+                                                          : config_.standalone_address;
+  standalone.secret = fresh.value().secret;
   // Checked here, where the user can still fix it, not later on every rank.
   auto parsed = gpu::parse_socket_address(standalone.address);
   if (!parsed.ok()) {
@@ -274,16 +271,12 @@ ncclResult_t Shim::get_unique_id(ncclUniqueId* id) {
         "WEFT_STANDALONE_ADDR a local socket is used, which only this user's processes can reach",
         standalone.address);
     if (gpu::listens_on_every_interface(parsed.value())) {
-      logger_.warn("ncclGetUniqueId: WEFT_STANDALONE_ADDR={} listens on every interface, so "
-                   "other hosts can reach it; name 127.0.0.1 or one interface's address",
-                   standalone.address);
+      logger_.warn(
+          "ncclGetUniqueId: WEFT_STANDALONE_ADDR={} listens on every interface, so "
+          "other hosts can reach it; name 127.0.0.1 or one interface's address",
+          standalone.address);
     }
   }
-  auto secret = gpu::make_rendezvous_secret();
-  if (!secret.ok()) {
-    return fail(ncclSystemError, fmt::format("ncclGetUniqueId: {}", secret.status().str()));
-  }
-  standalone.secret = secret.value();
   const auto encoded = encode_standalone_id(standalone);
   if (!encoded) {
     return fail(ncclInvalidArgument,

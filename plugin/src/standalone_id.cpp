@@ -43,13 +43,4 @@ std::optional<StandaloneId> decode_standalone_id(const UniqueIdBytes& bytes) {
   return id;
 }
 
-std::optional<std::string> pick_local_rendezvous_address(std::string* error) {
-  auto fresh = gpu::make_local_rendezvous();
-  if (!fresh.ok()) {
-    if (error) *error = fresh.status().str();
-    return std::nullopt;
-  }
-  return gpu::to_string(fresh.value().address);
-}
-
 }  // namespace weft::plugin

@@ -28,9 +28,4 @@ std::optional<UniqueIdBytes> encode_standalone_id(const StandaloneId& id);
 // The address and secret, or nothing when the bytes are not such an id (a real NCCL id, say).
 std::optional<StandaloneId> decode_standalone_id(const UniqueIdBytes& id);
 
-// A fresh local socket name, "unix:weft-<16 random hex digits>": only processes of this host
-// reach it, and the processes of a standalone job share one host, since CUDA IPC does not
-// cross hosts. Nothing, and `error` filled, when the system's random source fails.
-std::optional<std::string> pick_local_rendezvous_address(std::string* error);
-
 }  // namespace weft::plugin
