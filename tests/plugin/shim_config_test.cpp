@@ -1,3 +1,4 @@
+#include <chrono>
 #include <map>
 #include <string>
 
@@ -67,6 +68,21 @@ TEST_CASE("shim config: values it cannot read are reported, never fatal") {
   REQUIRE(config.problems.size() == 2);
   CHECK(config.problems[0].find("WEFT_DISABLE='maybe'") != std::string::npos);
   CHECK(config.problems[1].find("WEFT_DEBUG='LOUD'") != std::string::npos);
+}
+
+TEST_CASE("shim config: WEFT_BOOTSTRAP_TIMEOUT_S bounds the standalone rendezvous") {
+  CHECK(shim_config_from_env(env_of({})).rendezvous_timeout == std::chrono::seconds(60));
+  const auto config = shim_config_from_env(env_of({{"WEFT_BOOTSTRAP_TIMEOUT_S", "2.5"}}));
+  CHECK(config.rendezvous_timeout == std::chrono::milliseconds(2500));
+  CHECK(config.problems.empty());
+  for (const char* bad : {"0", "0.01", "-3", "soon", "1e9", "5s"}) {
+    const auto refused = shim_config_from_env(env_of({{"WEFT_BOOTSTRAP_TIMEOUT_S", bad}}));
+    INFO(bad);
+    CHECK(refused.rendezvous_timeout == std::chrono::seconds(60));
+    REQUIRE(refused.problems.size() == 1);
+    CHECK(refused.problems[0].find(std::string("WEFT_BOOTSTRAP_TIMEOUT_S='") + bad + "'") !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("shim config: log levels follow NCCL_DEBUG's names") {
