@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <deque>
-#include <functional>
 #include <optional>
 #include <string>
 
@@ -13,31 +11,13 @@
 #include "prng.h"
 #include "race_detector.h"
 #include "ready_set.h"
+#include "step_core.h"
 
 namespace weft::cpu::detail {
 
 namespace {
 
-// One step's data for one tile on a connection.
-struct Message {
-  std::vector<std::byte> data;
-  int count = 0;
-  int tile = 0;
-  int sender_step = 0;
-};
-
-struct ConnectionState {
-  std::deque<Message> fifo;
-  bool receiver_waiting = false;  // its receiver found it empty and waits for a message
-  bool sender_waiting = false;    // its sender found it full and waits for room
-};
-
-// A threadblock waiting until another one's position (tile × steps + next step) reaches target.
-struct DependencyWaiter {
-  std::uint64_t target = 0;
-  int threadblock = 0;
-  bool operator>(const DependencyWaiter& other) const { return target > other.target; }
-};
+using Core = StepCore<std::vector<std::byte>>;
 
 class Scheduler {
  public:
@@ -61,27 +41,16 @@ class Scheduler {
     const std::size_t start = static_cast<std::size_t>(tile) * options_.tile_elements;
     return std::min(options_.tile_elements, options_.chunk_elements - start);
   }
-  bool finished(int g) const { return tile_[static_cast<std::size_t>(g)] >= tiles_; }
-  const PlanThreadblock& threadblock(int g) const {
-    return plan_.threadblocks[static_cast<std::size_t>(g)];
-  }
-  const PlanStep& current_step(int g) const {
-    return layout_.steps[threadblock(g).first_step +
-                         static_cast<std::size_t>(step_[static_cast<std::size_t>(g)])];
-  }
-  ConnectionState& connection(int index) { return connections_[static_cast<std::size_t>(index)]; }
 
   bool prepare();
   bool try_step(int g);
-  void execute(int g, const PlanStep& step, ConnectionState* in, ConnectionState* out);
-  void advance(int g);
+  void execute(int g, const PlanStep& step);
   void wake(int g);
   std::byte* piece(int rank, std::uint8_t slot, int chunk, int tile) const;
   void gather(int rank, std::uint8_t slot, int chunk, int count, int tile, std::byte* into) const;
   void scatter(int rank, std::uint8_t slot, int chunk, int count, int tile, const std::byte* from);
   std::vector<std::byte> acquire();
   void release(std::vector<std::byte>&& buffer);
-  std::string waiting_for(int g) const;
   RunResult deadlock() const;
   void fail(std::string message) {
     if (error_.empty()) error_ = std::move(message);
@@ -97,16 +66,11 @@ class Scheduler {
 
   std::vector<std::vector<std::byte>> scratch_;
   std::vector<std::array<std::byte*, 3>> base_;  // per rank, per slot
-  std::vector<int> tile_;
-  std::vector<int> step_;
-  std::vector<std::uint64_t> position_;                            // tile × step_count + step
-  std::vector<std::vector<DependencyWaiter>> dependency_waiters_;  // min-heaps by target
-  std::vector<ConnectionState> connections_;
+  std::optional<Core> core_;
   std::optional<ReadySet> ready_;
   std::optional<RaceDetector> races_;
   std::vector<std::vector<std::byte>> spare_buffers_;
   std::vector<std::byte> operand_;
-  std::size_t finished_count_ = 0;
   std::string error_;
   RunResult result_;
 };
@@ -138,26 +102,15 @@ bool Scheduler::prepare() {
     fill_poison(ops_.type, scratch_[r]);
     base_[r] = {buffers_[r].input.data(), buffers_[r].output.data(), scratch_[r].data()};
   }
-  const std::size_t count = plan_.threadblocks.size();
-  tile_.assign(count, 0);
-  step_.assign(count, 0);
-  position_.assign(count, 0);
-  dependency_waiters_.assign(count, {});
-  connections_.assign(plan_.connections.size(), {});
+  core_.emplace(plan_, layout_, tiles_, options_.fifo_depth);
   // The whole call shapes the draw, so that a sweep over tile sizes and depths with the same
   // seeds tries different priorities each time; equal options still give equal schedules.
   const std::uint64_t stream =
       mix64(mix64(mix64(options_.chunk_elements) ^ options_.tile_elements) ^
             static_cast<std::uint64_t>(options_.fifo_depth));
+  const std::size_t count = plan_.threadblocks.size();
   ready_.emplace(count, options_.seed ^ stream, executions_);
-  for (std::size_t g = 0; g < count; ++g) {
-    if (plan_.threadblocks[g].step_count == 0) {
-      tile_[g] = tiles_;  // nothing to do
-      ++finished_count_;
-    } else {
-      ready_->add(static_cast<int>(g));
-    }
-  }
+  for (std::size_t g = 0; g < count; ++g) wake(static_cast<int>(g));
   return true;
 }
 
@@ -198,88 +151,46 @@ void Scheduler::release(std::vector<std::byte>&& buffer) {
 }
 
 void Scheduler::wake(int g) {
-  if (!finished(g)) ready_->add(g);
+  if (!core_->finished(g)) ready_->add(g);
 }
 
 bool Scheduler::try_step(int g) {
-  const PlanThreadblock& tb = threadblock(g);
-  const PlanStep& step = current_step(g);
-  const int tile = tile_[static_cast<std::size_t>(g)];
-  if (step.dep_threadblock >= 0) {
-    const int d = step.dep_threadblock;
-    const auto target =
-        static_cast<std::uint64_t>(tile) * static_cast<std::uint64_t>(threadblock(d).step_count) +
-        static_cast<std::uint64_t>(step.dep_step) + 1;
-    if (position_[static_cast<std::size_t>(d)] < target) {
-      auto& heap = dependency_waiters_[static_cast<std::size_t>(d)];
-      heap.push_back({target, g});
-      std::push_heap(heap.begin(), heap.end(), std::greater<>());
+  switch (core_->check(g)) {
+    case Readiness::Blocked:
       return false;
-    }
+    case Readiness::Mismatch:
+      fail(core_->mismatch(g));
+      return false;
+    case Readiness::Runnable:
+      break;
   }
-  ConnectionState* in = nullptr;
-  ConnectionState* out = nullptr;
-  if (ir::receives(step.type)) {
-    in = &connection(tb.recv_connection);
-    if (in->fifo.empty()) {
-      in->receiver_waiting = true;
-      return false;
-    }
-    const Message& m = in->fifo.front();
-    if (m.count != step.count || m.tile != tile) {
-      const auto& sender = threadblock(
-          plan_.connections[static_cast<std::size_t>(tb.recv_connection)].sender_threadblock);
-      fail(fmt::format(
-          "{} ('{}', cnt {}, tile {}) received the message that {} sent with cnt {} in tile {}: "
-          "the send and receive steps on this connection do not match",
-          ir::element_path(tb.rank, tb.id, step_[static_cast<std::size_t>(g)]),
-          ir::to_string(step.type), step.count, tile,
-          ir::element_path(sender.rank, sender.id, m.sender_step), m.count, m.tile));
-      return false;
-    }
-  }
-  if (ir::sends(step.type)) {
-    out = &connection(tb.send_connection);
-    if (options_.fifo_depth > 0 &&
-        out->fifo.size() >= static_cast<std::size_t>(options_.fifo_depth)) {
-      out->sender_waiting = true;
-      return false;
-    }
-  }
-  execute(g, step, in, out);
-  advance(g);
+  execute(g, core_->current_step(g));
+  core_->advance(g, [this](int h) { wake(h); });
   return true;
 }
 
-void Scheduler::execute(int g, const PlanStep& step, ConnectionState* in, ConnectionState* out) {
-  const PlanThreadblock& tb = threadblock(g);
-  const int tile = tile_[static_cast<std::size_t>(g)];
+void Scheduler::execute(int g, const PlanStep& step) {
+  const PlanThreadblock& tb = core_->threadblock(g);
+  const int tile = core_->tile(g);
+  const int index = core_->step(g);
   const int rank = tb.rank;
   const std::size_t elements = static_cast<std::size_t>(step.count) * tile_length(tile);
   const std::size_t bytes = elements * ops_.size;
+  const auto wake_one = [this](int h) { wake(h); };
 
   ++result_.steps_executed;
   result_.schedule_fingerprint =
       mix64(result_.schedule_fingerprint ^
             mix64((static_cast<std::uint64_t>(g) << 40) ^ (static_cast<std::uint64_t>(tile) << 20) ^
-                  static_cast<std::uint64_t>(step_[static_cast<std::size_t>(g)])));
-  if (options_.record_trace) {
-    result_.trace.push_back({rank, tb.id, tile, step_[static_cast<std::size_t>(g)]});
-  }
-  if (races_) races_->on_step(g, tile, step_[static_cast<std::size_t>(g)]);
+                  static_cast<std::uint64_t>(index)));
+  if (options_.record_trace) result_.trace.push_back({rank, tb.id, tile, index});
+  if (races_) races_->on_step(g, tile, index);
   if (step.type == ir::StepType::Nop) return;
 
   // `value` is what the step computes: the message, the source, or a reduction of the two.
   std::vector<std::byte> value;
-  if (in != nullptr) {
-    value = std::move(in->fifo.front().data);
-    in->fifo.pop_front();
-    const int sender =
-        plan_.connections[static_cast<std::size_t>(tb.recv_connection)].sender_threadblock;
-    if (in->sender_waiting) {
-      in->sender_waiting = false;
-      wake(sender);
-    }
+  if (ir::receives(step.type)) {
+    value = core_->take(g, wake_one);
   } else {
     value = acquire();
     value.resize(bytes);
@@ -305,63 +216,12 @@ void Scheduler::execute(int g, const PlanStep& step, ConnectionState* in, Connec
   if (ir::writes_destination(step.type)) {
     scatter(rank, step.dst_slot, step.dst_chunk, step.count, tile, value.data());
   }
-  if (out != nullptr) {
-    out->fifo.push_back({std::move(value), step.count, tile, step_[static_cast<std::size_t>(g)]});
+  if (ir::sends(step.type)) {
+    core_->put(g, std::move(value), wake_one);
     ++result_.messages;
-    if (out->receiver_waiting) {
-      out->receiver_waiting = false;
-      wake(plan_.connections[static_cast<std::size_t>(tb.send_connection)].receiver_threadblock);
-    }
   } else {
     release(std::move(value));
   }
-}
-
-void Scheduler::advance(int g) {
-  const auto ug = static_cast<std::size_t>(g);
-  ++position_[ug];
-  if (++step_[ug] == threadblock(g).step_count) {
-    step_[ug] = 0;
-    if (++tile_[ug] == tiles_) ++finished_count_;
-  }
-  auto& heap = dependency_waiters_[ug];
-  while (!heap.empty() && heap.front().target <= position_[ug]) {
-    const int waiter = heap.front().threadblock;
-    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
-    heap.pop_back();
-    wake(waiter);
-  }
-}
-
-std::string Scheduler::waiting_for(int g) const {
-  const PlanThreadblock& tb = threadblock(g);
-  const PlanStep& step = current_step(g);
-  const int tile = tile_[static_cast<std::size_t>(g)];
-  if (step.dep_threadblock >= 0) {
-    const int d = step.dep_threadblock;
-    const auto steps = static_cast<std::uint64_t>(threadblock(d).step_count);
-    const std::uint64_t position = position_[static_cast<std::size_t>(d)];
-    if (position <
-        static_cast<std::uint64_t>(tile) * steps + static_cast<std::uint64_t>(step.dep_step) + 1) {
-      return fmt::format("dependency on tb {} step {} (it is at tile {} step {})",
-                         threadblock(d).id, step.dep_step, position / steps, position % steps);
-    }
-  }
-  if (ir::receives(step.type)) {
-    const PlanConnection& c = plan_.connections[static_cast<std::size_t>(tb.recv_connection)];
-    if (connections_[static_cast<std::size_t>(tb.recv_connection)].fifo.empty()) {
-      return fmt::format(
-          "receive from rank {} on channel {}: FIFO empty{}", tb.recv_peer, tb.channel,
-          c.sender_threadblock < 0 ? " (no threadblock of that rank sends on it)" : "");
-    }
-  }
-  if (ir::sends(step.type) && options_.fifo_depth > 0 &&
-      connections_[static_cast<std::size_t>(tb.send_connection)].fifo.size() >=
-          static_cast<std::size_t>(options_.fifo_depth)) {
-    return fmt::format("send to rank {} on channel {}: FIFO full (depth {})", tb.send_peer,
-                       tb.channel, options_.fifo_depth);
-  }
-  return "nothing (runnable: an executor bug)";
 }
 
 RunResult Scheduler::deadlock() const {
@@ -369,10 +229,11 @@ RunResult Scheduler::deadlock() const {
   result.outcome = Outcome::Deadlock;
   for (std::size_t g = 0; g < plan_.threadblocks.size(); ++g) {
     const int gi = static_cast<int>(g);
-    if (finished(gi)) continue;
+    if (core_->finished(gi)) continue;
     const PlanThreadblock& tb = plan_.threadblocks[g];
-    result.blocked.push_back({tb.rank, tb.id, tile_[g], step_[g],
-                              std::string(ir::to_string(current_step(gi).type)), waiting_for(gi)});
+    result.blocked.push_back({tb.rank, tb.id, core_->tile(gi), core_->step(gi),
+                              std::string(ir::to_string(core_->current_step(gi).type)),
+                              core_->waiting_for(gi)});
   }
   const std::string depth =
       options_.fifo_depth > 0 ? fmt::format("{}", options_.fifo_depth) : std::string("unbounded");
@@ -417,15 +278,16 @@ RunResult Scheduler::run() {
     result_.races = races_->races();
     result_.race_count = races_->race_count();
   }
-  if (finished_count_ < plan_.threadblocks.size()) return deadlock();
-  for (std::size_t c = 0; c < connections_.size(); ++c) {
-    if (connections_[c].fifo.empty()) continue;
+  if (!core_->all_finished()) return deadlock();
+  for (std::size_t c = 0; c < plan_.connections.size(); ++c) {
+    const std::size_t left = core_->queued(static_cast<int>(c));
+    if (left == 0) continue;
     const PlanConnection& pc = plan_.connections[c];
     result_.outcome = Outcome::Error;
     result_.message = fmt::format(
         "rank {} sent {} message(s) to rank {} on channel {} that no step received (the send "
         "and receive steps on this connection do not match)",
-        pc.key.sender, connections_[c].fifo.size(), pc.key.receiver, pc.key.channel);
+        pc.key.sender, left, pc.key.receiver, pc.key.channel);
     return result_;
   }
   if (result_.race_count > 0) {
