@@ -1,0 +1,92 @@
+#include "predict_options.h"
+
+#include <charconv>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "weft/runtime/gpu/options.h"
+
+namespace weft::weftc {
+
+void add_machine_options(CLI::App& cmd, MachineArgs& args) {
+  cmd.add_option("--topology,-t", args.topology,
+                 "A preset (h100-nvswitch, a100-nvswitch, pcie-gen4, emulated) or an NCCL "
+                 "topology XML (NCCL_TOPO_DUMP_FILE's output, or an NCCL_TOPO_FILE)")
+      ->required();
+  cmd.add_option("--nodes", args.nodes, "Copies of the machine, joined by their NICs")
+      ->check(CLI::Range(1, 4096));
+  cmd.add_option("--gpus-per-node", args.gpus_per_node,
+                 "GPUs used per node (default: all of them; required for 'emulated')")
+      ->check(CLI::Range(1, 1024));
+}
+
+void add_size_options(CLI::App& cmd, SizeArgs& args) {
+  cmd.add_option("-b,--minbytes", args.min, "Smallest size, as nccl-tests (default 1K)");
+  cmd.add_option("-e,--maxbytes", args.max, "Largest size (default 1G)");
+  cmd.add_option("-f,--stepfactor", args.factor, "Multiply the size by this (default 2)");
+}
+
+std::optional<predict::Topology> load_machine_or_report(const MachineArgs& args) {
+  predict::TopologyRequest request;
+  request.source = args.topology;
+  request.nodes = args.nodes;
+  request.gpus_per_node = args.gpus_per_node;
+  predict::TopologyResult loaded = predict::load_topology(request);
+  for (const Diagnostic& d : loaded.diagnostics.items) fmt::print(stderr, "{}\n", d.str());
+  if (!loaded.topology) {
+    if (!loaded.diagnostics.has_errors()) {
+      fmt::print(stderr, "weftc: error: topology '{}' could not be loaded\n", args.topology);
+    }
+    return std::nullopt;
+  }
+  for (const std::string& assumption : loaded.topology->assumptions()) {
+    fmt::print(stderr, "weftc: note: topology '{}': {}\n", loaded.topology->name(), assumption);
+  }
+  return std::move(loaded.topology);
+}
+
+std::vector<std::uint64_t> sizes_or_throw(const SizeArgs& args) {
+  constexpr std::uint64_t kMaxSize = std::uint64_t{1} << 40;  // 1 TiB: past any GPU's memory
+  const auto parse = [](const std::string& text, const char* option) {
+    const auto bytes = gpu::parse_byte_size(text);
+    if (!bytes || *bytes == 0 || *bytes > kMaxSize) {
+      throw CLI::ValidationError(
+          option, fmt::format("'{}' is not a size from 1 byte to 1T (digits with an optional "
+                              "K, M, G or T, powers of 1024)",
+                              text));
+    }
+    return static_cast<std::uint64_t>(*bytes);
+  };
+  const std::uint64_t min = parse(args.min, "--minbytes");
+  const std::uint64_t max = parse(args.max, "--maxbytes");
+  if (max < min) {
+    throw CLI::ValidationError(
+        "--maxbytes", fmt::format("{} is smaller than --minbytes {}", args.max, args.min));
+  }
+  std::uint64_t factor = 0;
+  const char* end = args.factor.data() + args.factor.size();
+  if (auto [p, ec] = std::from_chars(args.factor.data(), end, factor);
+      ec != std::errc() || p != end || factor < 2 || factor > 1024) {
+    throw CLI::ValidationError("--stepfactor",
+                               fmt::format("'{}' is not a whole number from 2 to 1024", args.factor));
+  }
+  std::vector<std::uint64_t> sizes;
+  for (std::uint64_t size = min; size <= max; size *= factor) {
+    sizes.push_back(size);
+    if (size > max / factor) break;
+  }
+  return sizes;
+}
+
+std::string size_label(std::uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"", "K", "M", "G", "T"};
+  int unit = 0;
+  while (unit < 4 && bytes >= 1024 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return fmt::format("{}{}", bytes, kUnits[unit]);
+}
+
+}  // namespace weft::weftc
