@@ -7,8 +7,8 @@
 #pragma once
 
 #include <array>
-#include <optional>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,16 +29,20 @@ std::string_view to_string(LinkType type);  // "memory", "nvlink", "pcie", "netw
 // efficiency, tuning.cc's hwLat and its LL/LL128 bandwidth factors).
 struct ProtocolCosts {
   double payload_efficiency = 1.0;  // payload bytes per byte moved: LL 0.5, LL128 120/128
-  // Per message and hop, by the link type that dominates the hop (Memory unused): the flag
-  // handshake and the pipeline of one slot.
+  // Per message and hop, by the link type that dominates the hop: the flag handshake and the
+  // pipeline of one slot. Memory is used only where a route is the memory link itself (ranks
+  // emulated on one GPU).
   std::array<double, kLinkTypes> hop_latency_us{};
   double threadblock_bandwidth_gbs = 0;  // what one threadblock moves per second on it
+  // Added once per call on this protocol, on top of CostParameters::launch_latency_us: NCCL's
+  // base latency differs by protocol (tuning.cc), LL's being the smallest.
+  double call_latency_us = 0;
 };
 
 // The runtime's costs on this machine: one place, readable and editable
 // (cost_parameters.h reads and writes them as text).
 struct CostParameters {
-  double launch_latency_us = 0;  // per call: kernel launch and the interpreter's set-up
+  double launch_latency_us = 0;              // per call: kernel launch and the interpreter's set-up
   std::array<ProtocolCosts, 3> protocols{};  // indexed by ir::Protocol
   const ProtocolCosts& protocol(ir::Protocol proto) const {
     return protocols[static_cast<std::size_t>(proto)];
@@ -47,6 +51,20 @@ struct CostParameters {
 
 enum class VertexKind : std::uint8_t { Gpu, NVSwitch, PciSwitch, Cpu, Nic, NetworkSwitch };
 std::string_view to_string(VertexKind kind);
+
+enum class CpuVendor : std::uint8_t { Unknown, Intel, Amd };
+std::string_view to_string(CpuVendor vendor);  // "unknown", "Intel", "AMD"
+
+// What the machine is, beyond its graph: the NCCL model (nccl_model.h) and the cost defaults
+// depend on the GPU generation and the CPU, as NCCL's own tuning does.
+struct MachineInfo {
+  std::string gpu_model;  // "H100 SXM", "A100 SXM", ...; empty when unknown
+  int gpu_sm = 0;         // compute capability x 10 (70, 80, 90); 0 when unknown
+  CpuVendor cpu_vendor = CpuVendor::Unknown;
+  int cpu_model = 0;         // x86 model number (Intel family 6: 85 Skylake, 143 Sapphire Rapids)
+  double nic_speed_gbs = 0;  // each NIC's network bandwidth per direction; 0 when no NIC
+  int emulated_ranks = 0;    // > 0: that many ranks emulated on one GPU (preset "emulated")
+};
 
 struct Vertex {
   VertexKind kind = VertexKind::Gpu;
@@ -71,13 +89,15 @@ class Topology {
   int gpus_per_node() const { return gpus_per_node_; }
   const std::vector<Vertex>& vertices() const { return vertices_; }
   const std::vector<Link>& links() const { return links_; }
+  const MachineInfo& machine() const { return machine_; }
   const CostParameters& costs() const { return costs_; }
   CostParameters& costs() { return costs_; }
   // What the source did not say and what was assumed instead, one sentence each.
   const std::vector<std::string>& assumptions() const { return assumptions_; }
 
   // The directed links a message from `from_rank`'s memory to `to_rank`'s crosses, in order
-  // (empty when from_rank == to_rank). The memory links at either end are not included.
+  // (empty when from_rank == to_rank). The memory links at either end are not included, except
+  // in one-GPU emulation, where the route between two ranks is the shared memory link itself.
   std::span<const int> route(int from_rank, int to_rank) const;
   // The memory link of a rank's GPU (shared by every rank in one-GPU emulation).
   int memory_link(int rank) const;
@@ -88,6 +108,11 @@ class Topology {
   // Multi-line: vertices per kind, GPUs with their links, assumptions. For `weftc topology`.
   std::string describe() const;
 
+  // Every link of `type` takes the given bandwidth and latency where given (a cost file's
+  // link.* overrides, cost_parameters.h). Routes stay as they are.
+  void set_link_parameters(LinkType type, std::optional<double> bandwidth_gbs,
+                           std::optional<double> latency_us);
+
  private:
   friend class TopologyBuilder;
   std::string name_;
@@ -97,7 +122,12 @@ class Topology {
   std::vector<Link> links_;
   std::vector<int> gpu_vertex_;   // per rank
   std::vector<int> memory_link_;  // per rank
-  // Routes: the implementation's choice, cheap to look up and bounded in memory at 1024 ranks.
+  // Routes: every ordered pair's links, concatenated; pair (a, b) is
+  // route_links_[route_offsets_[a * ranks + b] .. route_offsets_[a * ranks + b + 1]). About 6
+  // links a pair across nodes: 25 MB at 1024 ranks, looked up in constant time.
+  std::vector<int> route_links_;
+  std::vector<std::uint32_t> route_offsets_;
+  MachineInfo machine_;
   CostParameters costs_;
   std::vector<std::string> assumptions_;
 };
