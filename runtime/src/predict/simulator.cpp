@@ -11,6 +11,7 @@
 #include "flow_network.h"
 #include "plan.h"
 #include "step_core.h"
+#include "weft/runtime/predict/nccl_model.h"
 #include "weft/runtime/geometry.h"
 #include "weft/runtime/gpu/call_plan.h"
 #include "weft/runtime/gpu/selection.h"
@@ -53,20 +54,6 @@ double local_memory_weight(ir::StepType type) {
 }
 
 }  // namespace
-
-double bus_bandwidth_factor(ir::Collective collective, int ranks) {
-  const double n = ranks;
-  switch (collective) {
-    case ir::Collective::AllReduce:
-      return ranks > 0 ? 2 * (n - 1) / n : 0;
-    case ir::Collective::AllGather:
-    case ir::Collective::ReduceScatter:
-    case ir::Collective::AllToAll:
-      return ranks > 0 ? (n - 1) / n : 0;
-    default:
-      return 1;
-  }
-}
 
 struct Simulator::State {
   const ir::Algorithm* algorithm = nullptr;

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "weft/runtime/predict/simulator.h"
+#include "weft/runtime/predict/nccl_model.h"
 #include "weft/runtime/predict/tuning.h"
 
 namespace weft::predict {

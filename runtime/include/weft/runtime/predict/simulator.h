@@ -71,9 +71,6 @@ struct SimulationResult {
   std::vector<int> critical_path;       // with `record`: record indices, first to last
 };
 
-// nccl-tests' bus bandwidth factor: busbw = algbw × factor.
-double bus_bandwidth_factor(ir::Collective collective, int ranks);
-
 class Simulator {
  public:
   // The algorithm and topology must outlive the simulator.
