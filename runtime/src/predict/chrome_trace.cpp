@@ -71,6 +71,15 @@ void append_us(Buffer& out, std::int64_t ns) {
   fmt::format_to(fmt::appender(out), "{}.{:03}", ns / 1000, ns % 1000);
 }
 
+// Process and thread ids: rank + 1 and threadblock + 1. Perfetto treats pid 0 (and tid 0) as the
+// kernel's idle task and merges or hides its tracks; names and args carry the real numbers.
+int pid_of(int rank) {
+  return rank + 1;
+}
+int tid_of(int threadblock) {
+  return threadblock + 1;
+}
+
 }  // namespace
 
 std::string chrome_trace_json(const SimulationResult& result, const TraceOptions& options) {
@@ -95,19 +104,19 @@ std::string chrome_trace_json(const SimulationResult& result, const TraceOptions
   for (const auto& [rank, threadblocks] : lanes) {
     begin_event();
     fmt::format_to(fmt::appender(out),
-                   "{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{0},\"tid\":0,"
-                   "\"args\":{{\"name\":\"rank {0}\"}}}},\n"
-                   "{{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":{0},\"tid\":0,"
-                   "\"args\":{{\"sort_index\":{0}}}}}",
-                   rank);
+                   "{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{0},"
+                   "\"args\":{{\"name\":\"rank {1}\"}}}},\n"
+                   "{{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":{0},"
+                   "\"args\":{{\"sort_index\":{1}}}}}",
+                   pid_of(rank), rank);
     for (const auto& [tb, channel] : threadblocks) {
       begin_event();
       fmt::format_to(fmt::appender(out),
                      "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{0},\"tid\":{1},"
-                     "\"args\":{{\"name\":\"tb {1} (ch {2})\"}}}},\n"
+                     "\"args\":{{\"name\":\"tb {2} (ch {3})\"}}}},\n"
                      "{{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":{0},\"tid\":{1},"
-                     "\"args\":{{\"sort_index\":{1}}}}}",
-                     rank, tb, channel);
+                     "\"args\":{{\"sort_index\":{2}}}}}",
+                     pid_of(rank), tid_of(tb), tb, channel);
     }
   }
 
@@ -136,10 +145,10 @@ std::string chrome_trace_json(const SimulationResult& result, const TraceOptions
     append(out, ",\"dur\":");
     append_us(out, end - start);
     fmt::format_to(fmt::appender(out),
-                   ",\"pid\":{},\"tid\":{},\"args\":{{\"step\":{},\"tile\":{},\"bytes\":{},"
-                   "\"channel\":{},\"critical\":{}}}}}",
-                   s.rank, s.threadblock, s.step, s.tile, s.bytes, s.channel,
-                   s.critical ? "true" : "false");
+                   ",\"pid\":{},\"tid\":{},\"args\":{{\"rank\":{},\"threadblock\":{},\"step\":{},"
+                   "\"tile\":{},\"bytes\":{},\"channel\":{},\"critical\":{}}}}}",
+                   pid_of(s.rank), tid_of(s.threadblock), s.rank, s.threadblock, s.step, s.tile,
+                   s.bytes, s.channel, s.critical ? "true" : "false");
     for (const bool outgoing : {true, false}) {
       for (const std::size_t m : outgoing ? sent[i] : received[i]) {
         begin_event();
@@ -147,7 +156,8 @@ std::string chrome_trace_json(const SimulationResult& result, const TraceOptions
                        "{{\"name\":\"message\",\"cat\":\"step\",\"ph\":\"{}\",\"id\":{},{}\"ts\":",
                        outgoing ? "s" : "f", m, outgoing ? "" : "\"bp\":\"e\",");
         append_us(out, start);
-        fmt::format_to(fmt::appender(out), ",\"pid\":{},\"tid\":{}}}", s.rank, s.threadblock);
+        fmt::format_to(fmt::appender(out), ",\"pid\":{},\"tid\":{}}}", pid_of(s.rank),
+                       tid_of(s.threadblock));
       }
     }
   }

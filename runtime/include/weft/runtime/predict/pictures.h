@@ -38,8 +38,10 @@ struct TraceOptions {
 };
 
 // Chrome's trace event format (a JSON object with "traceEvents"): one complete event ("X") per
-// step execution, process = rank, thread = threadblock, and a flow ("s"/"f") per message, which
-// Perfetto and chrome://tracing draw as arrows. Times in µs, rounded to the nanosecond.
+// step execution, a process per rank and a thread per threadblock (ids are rank + 1 and
+// threadblock + 1: viewers treat id 0 as the kernel's; names and args give the real numbers), and
+// a flow ("s"/"f") per message, which Perfetto and chrome://tracing draw as arrows. Times in µs,
+// rounded to the nanosecond.
 std::string chrome_trace_json(const SimulationResult& result, const TraceOptions& options);
 
 struct DotOptions {
