@@ -24,6 +24,8 @@ void add_draw_command(CLI::App& app, int& exit_code);
 // In compile/: `weftc compile NAME ...` and `weftc list`.
 void add_compile_command(CLI::App& app, int& exit_code);
 void add_list_command(CLI::App& app, int& exit_code);
+// `weftc tune`: compiles the library's candidates, so it needs the compiler too.
+void add_tune_command(CLI::App& app, int& exit_code);
 #endif
 
 }  // namespace weft::weftc

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
 #ifdef WEFT_HAVE_COMPILER
   add_compile_command(app, exit_code);
   add_list_command(app, exit_code);
+  add_tune_command(app, exit_code);
 #endif
   try {
     app.parse(argc, argv);

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "weft/runtime/gpu/options.h"
+#include "weft/runtime/predict/cost_parameters.h"
+#include "weft/runtime/xml.h"
 
 namespace weft::weftc {
 
@@ -19,6 +21,9 @@ void add_machine_options(CLI::App& cmd, MachineArgs& args) {
   cmd.add_option("--gpus-per-node", args.gpus_per_node,
                  "GPUs used per node (default: all of them; required for 'emulated')")
       ->check(CLI::Range(1, 1024));
+  cmd.add_option("--parameters", args.parameters,
+                 "Cost parameters that override the topology's (key = value lines; "
+                 "`weftc topology T --write-parameters FILE` writes a file to start from)");
 }
 
 void add_size_options(CLI::App& cmd, SizeArgs& args) {
@@ -39,6 +44,21 @@ std::optional<predict::Topology> load_machine_or_report(const MachineArgs& args)
       fmt::print(stderr, "weftc: error: topology '{}' could not be loaded\n", args.topology);
     }
     return std::nullopt;
+  }
+  if (!args.parameters.empty()) {
+    const ir::TextFile file = ir::read_text_file(args.parameters, ir::kCommandLineFile);
+    if (!file.ok()) {
+      fmt::print(stderr, "{}: error: {}\n", args.parameters, file.error);
+      return std::nullopt;
+    }
+    predict::CostParameters costs = loaded.topology->costs();
+    predict::LinkOverrides links;
+    const Diagnostics found =
+        predict::read_cost_parameters(file.text, args.parameters, costs, &links);
+    for (const Diagnostic& d : found.items) fmt::print(stderr, "{}\n", d.str());
+    if (found.has_errors()) return std::nullopt;
+    loaded.topology->costs() = costs;
+    predict::apply_link_overrides(*loaded.topology, links);
   }
   for (const std::string& assumption : loaded.topology->assumptions()) {
     fmt::print(stderr, "weftc: note: topology '{}': {}\n", loaded.topology->name(), assumption);
@@ -61,15 +81,15 @@ std::vector<std::uint64_t> sizes_or_throw(const SizeArgs& args) {
   const std::uint64_t min = parse(args.min, "--minbytes");
   const std::uint64_t max = parse(args.max, "--maxbytes");
   if (max < min) {
-    throw CLI::ValidationError(
-        "--maxbytes", fmt::format("{} is smaller than --minbytes {}", args.max, args.min));
+    throw CLI::ValidationError("--maxbytes",
+                               fmt::format("{} is smaller than --minbytes {}", args.max, args.min));
   }
   std::uint64_t factor = 0;
   const char* end = args.factor.data() + args.factor.size();
   if (auto [p, ec] = std::from_chars(args.factor.data(), end, factor);
       ec != std::errc() || p != end || factor < 2 || factor > 1024) {
-    throw CLI::ValidationError("--stepfactor",
-                               fmt::format("'{}' is not a whole number from 2 to 1024", args.factor));
+    throw CLI::ValidationError(
+        "--stepfactor", fmt::format("'{}' is not a whole number from 2 to 1024", args.factor));
   }
   std::vector<std::uint64_t> sizes;
   for (std::uint64_t size = min; size <= max; size *= factor) {

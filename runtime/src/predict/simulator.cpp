@@ -11,10 +11,10 @@
 #include "flow_network.h"
 #include "plan.h"
 #include "step_core.h"
-#include "weft/runtime/predict/nccl_model.h"
 #include "weft/runtime/geometry.h"
 #include "weft/runtime/gpu/call_plan.h"
 #include "weft/runtime/gpu/selection.h"
+#include "weft/runtime/predict/nccl_model.h"
 
 namespace weft::predict {
 
@@ -31,10 +31,10 @@ struct Arrival {
   int record = -1;
 };
 
-// Bytes a step moves through its own GPU's memory per payload byte: reads of the FIFO slot, the
+// Accesses a step makes to its own GPU's memory per payload byte: reads of the FIFO slot, the
 // source and the operand, writes of the destination. The bytes a send writes land in the peer's
 // memory (its FIFO slot).
-double local_memory_weight(ir::StepType type) {
+double local_memory_accesses(ir::StepType type) {
   switch (type) {
     case ir::StepType::Send:
       return 1;  // read src
@@ -117,7 +117,7 @@ class Run {
         options_(options),
         result_(result),
         costs_(topology.costs().protocol(algorithm.protocol)),
-        core_(plan, layout, static_cast<int>(call.tiles),
+        core_(plan, layout, simulated_tiles(call, options),
               options.runtime.protocol(algorithm.protocol).fifo_depth),
         network_(capacities(topology)) {
     const std::size_t count = plan.threadblocks.size();
@@ -125,10 +125,19 @@ class Run {
     queued_.assign(count, 0);
     record_.assign(count, -1);
     woken_by_.assign(count, -1);
+    tile_finishers_.assign(static_cast<std::size_t>(core_.tiles()), 0);
+    tile_end_us_.assign(static_cast<std::size_t>(core_.tiles()), 0);
+    for (const PlanThreadblock& tb : plan.threadblocks) working_threadblocks_ += tb.step_count > 0;
     prepare_routes();
   }
 
   void run();
+
+  static int simulated_tiles(const gpu::CallPlan& call, const SimulationOptions& options) {
+    const std::size_t cap =
+        options.max_tiles > 0 ? static_cast<std::size_t>(options.max_tiles) : call.tiles;
+    return static_cast<int>(std::min(call.tiles, std::max<std::size_t>(cap, 2)));
+  }
 
  private:
   struct Attempt {
@@ -170,7 +179,7 @@ class Run {
   cpu::detail::StepCore<Arrival> core_;
   detail::FlowNetwork network_;
 
-  // Per threadblock: the links its sends cross (peer's memory included) and the latency of one
+  // Per threadblock: the links its sends cross between the two memories, and the latency of one
   // of its messages.
   std::vector<std::vector<int>> send_route_;
   std::vector<double> send_latency_us_;
@@ -179,6 +188,9 @@ class Run {
   std::vector<int> record_;    // its running step's record (recording), or -1
   std::vector<int> woken_by_;  // the record whose end last let it try
   std::vector<int> flow_owner_;
+  std::vector<std::size_t> tile_finishers_;  // per simulated tile: threadblocks done with it
+  std::vector<double> tile_end_us_;          // per simulated tile: when the last one was
+  std::size_t working_threadblocks_ = 0;     // those with steps
   std::priority_queue<Attempt, std::vector<Attempt>, std::greater<>> attempts_;
   std::uint64_t order_ = 0;
   int completing_ = -1;  // the record whose end is being processed
@@ -195,7 +207,6 @@ void Run::prepare_routes() {
     if (tb.send_peer < 0 || tb.send_peer == tb.rank) continue;
     const auto route = topology_.route(tb.rank, tb.send_peer);
     send_route_[g].assign(route.begin(), route.end());
-    send_route_[g].push_back(topology_.memory_link(tb.send_peer));
     double links_latency = 0;
     for (int l : route) links_latency += topology_.links()[static_cast<std::size_t>(l)].latency_us;
     const LinkType type = topology_.route_type(tb.rank, tb.send_peer);
@@ -217,9 +228,12 @@ std::vector<detail::LinkUse> Run::uses_of(int g, const PlanStep& step) const {
     }
     uses.push_back({link, weight});
   };
-  add(topology_.memory_link(tb.rank), local_memory_weight(step.type));
+  // A memory link's bandwidth is what a copy moves (a read and a write per byte): an access
+  // weighs half.
+  add(topology_.memory_link(tb.rank), local_memory_accesses(step.type) / 2);
   if (ir::sends(step.type)) {
     for (int link : send_route_[static_cast<std::size_t>(g)]) add(link, 1);
+    add(topology_.memory_link(tb.send_peer), 0.5);  // the write into the peer's FIFO slot
   }
   return uses;
 }
@@ -294,7 +308,12 @@ void Run::complete(int g, double now) {
     }
   }
   if (ir::sends(step.type)) core_.put(g, Arrival{now + send_latency_us_[ug], completing_}, wake);
+  const int tile = core_.tile(g);
   core_.advance(g, wake);
+  if (core_.finished(g) || core_.tile(g) != tile) {
+    const auto t = static_cast<std::size_t>(tile);
+    if (++tile_finishers_[t] == working_threadblocks_) tile_end_us_[t] = now;
+  }
   busy_[ug] = 0;
   makespan_ = std::max(makespan_, now);
   woken_by_[ug] = completing_;
@@ -342,7 +361,19 @@ void Run::run() {
                     blocked, plan_.threadblocks.size(), core_.fifo_depth(), first);
     return;
   }
-  result_.time_us = topology_.costs().launch_latency_us + makespan_;
+  // Tiles past the simulated ones repeat the steady state: each adds the period between
+  // consecutive tiles' completions over the second half of the simulated ones.
+  const std::size_t simulated = tile_end_us_.size();
+  double extra = 0;
+  if (call_.tiles > simulated && simulated >= 2) {
+    const std::size_t half = simulated / 2;
+    const double period = (tile_end_us_[simulated - 1] - tile_end_us_[half - 1]) /
+                          static_cast<double>(simulated - half);
+    extra = period * static_cast<double>(call_.tiles - simulated);
+  }
+  result_.simulated_tiles = simulated;
+  result_.time_us =
+      topology_.costs().launch_latency_us + costs_.call_latency_us + makespan_ + extra;
   if (options_.record && !result_.steps.empty()) {
     int last = 0;
     for (std::size_t i = 0; i < result_.steps.size(); ++i) {

@@ -4,8 +4,8 @@
 // (chunk size from the call's bytes, tile size from the protocol's FIFO slot); a step waits for
 // its dependency, its message and room in its FIFO; while it runs it moves its bytes over the
 // links it crosses, sharing each link's bandwidth with every other transfer on it; a message
-// arrives one hop latency after its last byte. The call's time is the launch latency plus the
-// end of its last step.
+// arrives one hop latency after its last byte. The call's time is the launch and protocol call
+// latencies plus the end of its last step.
 #pragma once
 
 #include <cstddef>
@@ -29,6 +29,12 @@ struct SimulationOptions {
   bool record = false;           // keep every step execution and message (timelines, traces)
   // The GPU runtime's knobs (slot sizes and FIFO depths), as it would read them.
   gpu::RuntimeOptions runtime{};
+  // Tiles simulated one by one (0: all). A call of more tiles is a pipeline in steady state after
+  // its first ones: the simulator runs this many and extends the makespan by the remaining tiles
+  // times the period the second half of them took (one tile's completion to the next, averaged).
+  // What large calls cost is then independent of their size, and the pipeline's fill, drain and
+  // period are still simulated, not assumed.
+  int max_tiles = 64;
 };
 
 // One step execution of one threadblock in one tile.
@@ -63,7 +69,8 @@ struct SimulationResult {
   double busbw_gbs = 0;
   std::size_t chunk_elements = 0;
   std::size_t tile_elements = 0;
-  std::size_t tiles = 0;
+  std::size_t tiles = 0;            // as the runtime cuts the call
+  std::size_t simulated_tiles = 0;  // of them, run one by one (the records cover these)
   int fifo_depth = 0;
   std::uint64_t step_executions = 0;
   std::vector<StepRecord> steps;        // with `record`: in the order they started
