@@ -34,6 +34,10 @@ VerifyReport verify(const Executor& executor, const VerifyOptions& options) {
       for (std::size_t tile : options.tile_elements) {
         for (int depth : options.fifo_depths) {
           for (int seed = 1; seed <= options.seeds; ++seed) {
+            if (seed > 1 && options.skip_proven_seeds && report.cases.back().options.check_races &&
+                report.cases.back().result.outcome == Outcome::Pass) {
+              break;
+            }
             RunOptions run = base;
             run.in_place = in_place;
             run.chunk_elements = chunk;
