@@ -12,6 +12,21 @@ namespace {
 
 constexpr std::size_t kRacesKept = 10;
 
+// The inner loop of a dense join. Blocks of a fixed 8 entries, so that the compiler vectorises
+// them at -O2 too (its cheapest cost model takes only loops of known length).
+void max_into(std::uint32_t* into, const std::uint32_t* from, std::size_t width) {
+  constexpr std::size_t kBlock = 8;
+  std::size_t h = 0;
+  for (; h + kBlock <= width; h += kBlock) {
+    std::uint32_t block[kBlock];
+    for (std::size_t k = 0; k < kBlock; ++k) {
+      block[k] = into[h + k] < from[h + k] ? from[h + k] : into[h + k];
+    }
+    std::memcpy(into + h, block, sizeof block);
+  }
+  for (; h < width; ++h) into[h] = into[h] < from[h] ? from[h] : into[h];
+}
+
 ir::BufferKind buffer_of(std::uint8_t slot) {
   switch (slot) {
     case kInputSlot:
@@ -204,9 +219,7 @@ void RaceDetector::join(int g, int owner, std::uint32_t slot) {
   if (dense(g)) {
     Clock* now = dense_clock(g);
     if (now[o] >= from.dense[o]) return;
-    const std::size_t w = from.dense.size();
-    const Clock* other = from.dense.data();
-    for (std::size_t h = 0; h < w; ++h) now[h] = std::max(now[h], other[h]);
+    max_into(now, from.dense.data(), from.dense.size());
     return;
   }
   const auto it = std::lower_bound(from.sparse.begin(), from.sparse.end(), o,
