@@ -4,8 +4,8 @@
 // nothing connects are never ordered; a deadlock is still a deadlock.
 #include <string>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "cpu_test_support.h"
 
@@ -29,12 +29,11 @@ std::string ring_round_trip(int ranks, bool write_first, bool loner = false, boo
     <tb id="0" send="1" recv="-1" chan="0">
 )",
       ranks);
-  const std::string write =
-      fmt::format(kStep, write_first ? 0 : 1, "cpy", "i", 0, "o", 0, cycle ? 1 : -1,
-                  cycle && write_first ? 1 : -1, 0);
-  const std::string send = fmt::format(kStep, write_first ? 1 : 0, "s", "i", 0, "o", -1,
-                                       cycle && !write_first ? 1 : -1,
-                                       cycle && !write_first ? 1 : -1, 0);
+  const std::string write = fmt::format(kStep, write_first ? 0 : 1, "cpy", "i", 0, "o", 0,
+                                        cycle ? 1 : -1, cycle && write_first ? 1 : -1, 0);
+  const std::string send =
+      fmt::format(kStep, write_first ? 1 : 0, "s", "i", 0, "o", -1, cycle && !write_first ? 1 : -1,
+                  cycle && !write_first ? 1 : -1, 0);
   xml += write_first ? write + send : send + write;
   xml += fmt::format(R"(    </tb>
     <tb id="1" send="-1" recv="{}" chan="0">
