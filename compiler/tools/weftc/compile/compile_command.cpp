@@ -179,8 +179,9 @@ void add_compile_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--profile", args->profile, "limits profile the output obeys: msccl or weft")
       ->check(CLI::IsMember({"msccl", "weft"}))
       ->capture_default_str();
-  cmd->add_option("--seeds", args->seeds, "interleavings per verification case; only the first runs when its race check "
-                 "passes, since that proves the others")
+  cmd->add_option("--seeds", args->seeds,
+                  "interleavings per verification case; only the first runs when its race check "
+                  "passes, since that proves the others")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   cmd->add_option("-o,--output", args->output, "the XML file to write")->required();
