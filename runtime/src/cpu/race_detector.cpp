@@ -12,6 +12,21 @@ namespace {
 
 constexpr std::size_t kRacesKept = 10;
 
+// The inner loop of a dense join. Blocks of a fixed 8 entries, so that the compiler vectorises
+// them at -O2 too (its cheapest cost model takes only loops of known length).
+void max_into(std::uint32_t* into, const std::uint32_t* from, std::size_t width) {
+  constexpr std::size_t kBlock = 8;
+  std::size_t h = 0;
+  for (; h + kBlock <= width; h += kBlock) {
+    std::uint32_t block[kBlock];
+    for (std::size_t k = 0; k < kBlock; ++k) {
+      block[k] = into[h + k] < from[h + k] ? from[h + k] : into[h + k];
+    }
+    std::memcpy(into + h, block, sizeof block);
+  }
+  for (; h < width; ++h) into[h] = into[h] < from[h] ? from[h] : into[h];
+}
+
 ir::BufferKind buffer_of(std::uint8_t slot) {
   switch (slot) {
     case kInputSlot:
@@ -43,12 +58,8 @@ std::string RaceDetector::cannot_check(const Plan& plan, int tiles) {
 }
 
 RaceDetector::RaceDetector(const Plan& plan, const ModeLayout& layout, int tiles, int fifo_depth)
-    : plan_(plan),
-      layout_(layout),
-      tiles_(tiles),
-      fifo_depth_(fifo_depth),
-      width_(plan.threadblocks.size()) {
-  clocks_.assign(width_ * width_, 0);
+    : plan_(plan), layout_(layout), tiles_(tiles), fifo_depth_(fifo_depth) {
+  build_components();
 
   // Dependency targets: a snapshot of the target's clock is kept per tile until every step that
   // waits on it has joined it, because the target may run on before its waiters do.
@@ -83,16 +94,115 @@ RaceDetector::RaceDetector(const Plan& plan, const ModeLayout& layout, int tiles
   locations_.resize(next);
 }
 
+void RaceDetector::build_components() {
+  const std::size_t count = plan_.threadblocks.size();
+  // Union-find over the edges happens-before can use: both ends of a connection (messages and
+  // back-pressure), a dependency's waiter and target.
+  std::vector<std::uint32_t> parent(count);
+  for (std::size_t g = 0; g < count; ++g) parent[g] = static_cast<std::uint32_t>(g);
+  auto root = [&](std::uint32_t g) {
+    while (parent[g] != g) {
+      parent[g] = parent[parent[g]];
+      g = parent[g];
+    }
+    return g;
+  };
+  auto unite = [&](int a, int b) {
+    if (a < 0 || b < 0) return;
+    const std::uint32_t ra = root(static_cast<std::uint32_t>(a));
+    const std::uint32_t rb = root(static_cast<std::uint32_t>(b));
+    if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);
+  };
+  for (const PlanConnection& c : plan_.connections) {
+    unite(c.sender_threadblock, c.receiver_threadblock);
+  }
+  for (std::size_t g = 0; g < count; ++g) {
+    const PlanThreadblock& tb = plan_.threadblocks[g];
+    for (int s = 0; s < tb.step_count; ++s) {
+      const int d = layout_.steps[tb.first_step + static_cast<std::size_t>(s)].dep_threadblock;
+      if (d >= 0) unite(static_cast<int>(g), d);
+    }
+  }
+  component_.assign(count, 0);
+  index_.assign(count, 0);
+  std::vector<std::uint32_t> number(count, std::numeric_limits<std::uint32_t>::max());
+  for (std::size_t g = 0; g < count; ++g) {
+    const std::uint32_t r = root(static_cast<std::uint32_t>(g));
+    if (number[r] == std::numeric_limits<std::uint32_t>::max()) {
+      number[r] = static_cast<std::uint32_t>(width_.size());
+      width_.push_back(0);
+    }
+    component_[g] = number[r];
+    index_[g] = width_[number[r]]++;
+  }
+
+  // Dense clocks cost width² per component: worth it while small (joins are then a vectorised
+  // max), and bounded in all so that many mid-sized components cannot add up to gigabytes.
+  constexpr std::size_t kDenseWidth = 2048;
+  constexpr std::size_t kDenseBudget = std::size_t{1} << 26;  // clock entries
+  std::vector<std::size_t> base(width_.size(), kSparse);
+  std::size_t used = 0;
+  for (std::size_t c = 0; c < width_.size(); ++c) {
+    const std::size_t w = width_[c];
+    if (w <= kDenseWidth && used + w * w <= kDenseBudget) {
+      base[c] = used;
+      used += w * w;
+    }
+  }
+  clocks_.assign(used, 0);
+  dense_base_.assign(count, kSparse);
+  sparse_.resize(count);
+  for (std::size_t g = 0; g < count; ++g) {
+    const std::size_t b = base[component_[g]];
+    if (b != kSparse)
+      dense_base_[g] = b + static_cast<std::size_t>(index_[g]) * width_[component_[g]];
+  }
+}
+
+RaceDetector::Clock RaceDetector::known(int g, int h) const {
+  const auto ug = static_cast<std::size_t>(g);
+  const auto uh = static_cast<std::size_t>(h);
+  if (component_[ug] != component_[uh]) return 0;
+  if (dense_base_[ug] != kSparse) return clocks_[dense_base_[ug] + index_[uh]];
+  const auto& entries = sparse_[ug];
+  const auto it = std::lower_bound(entries.begin(), entries.end(), index_[uh],
+                                   [](const Entry& e, std::uint32_t i) { return e.index < i; });
+  return it != entries.end() && it->index == index_[uh] ? it->clock : 0;
+}
+
+void RaceDetector::tick(int g, Clock clock) {
+  const auto ug = static_cast<std::size_t>(g);
+  if (dense(g)) {
+    dense_clock(g)[index_[ug]] = clock;
+    return;
+  }
+  auto& entries = sparse_[ug];
+  const auto it = std::lower_bound(entries.begin(), entries.end(), index_[ug],
+                                   [](const Entry& e, std::uint32_t i) { return e.index < i; });
+  if (it != entries.end() && it->index == index_[ug]) {
+    it->clock = clock;
+  } else {
+    entries.insert(it, {index_[ug], clock});
+  }
+}
+
 std::uint32_t RaceDetector::snapshot(int g) {
   std::uint32_t slot = 0;
   if (free_slots_.empty()) {
-    slot = static_cast<std::uint32_t>(pool_.size() / std::max<std::size_t>(width_, 1));
-    pool_.resize(pool_.size() + width_);
+    slot = static_cast<std::uint32_t>(stored_.size());
+    stored_.emplace_back();
   } else {
     slot = free_slots_.back();
     free_slots_.pop_back();
   }
-  std::memcpy(pool_.data() + slot * width_, clock_of(g), width_ * sizeof(Clock));
+  // Assigning keeps the stored vectors' capacity: recycled slots do not allocate again.
+  Stored& s = stored_[slot];
+  if (dense(g)) {
+    const Clock* now = dense_clock(g);
+    s.dense.assign(now, now + width_[component_[static_cast<std::size_t>(g)]]);
+  } else {
+    s.sparse = sparse_[static_cast<std::size_t>(g)];
+  }
   return slot;
 }
 
@@ -101,13 +211,39 @@ void RaceDetector::release(std::uint32_t slot) {
 }
 
 void RaceDetector::join(int g, int owner, std::uint32_t slot) {
-  Clock* now = clock_of(g);
-  const Clock* from = pool_.data() + slot * width_;
+  // Edges join threadblocks of one component only, so `slot` holds a clock of g's component.
   // Already ordered after the owner's event: every clock this one has joined was complete, so
   // it already holds everything that event knew.
-  const auto o = static_cast<std::size_t>(owner);
-  if (now[o] >= from[o]) return;
-  for (std::size_t h = 0; h < width_; ++h) now[h] = std::max(now[h], from[h]);
+  const Stored& from = stored_[slot];
+  const std::uint32_t o = index_[static_cast<std::size_t>(owner)];
+  if (dense(g)) {
+    Clock* now = dense_clock(g);
+    if (now[o] >= from.dense[o]) return;
+    max_into(now, from.dense.data(), from.dense.size());
+    return;
+  }
+  const auto it = std::lower_bound(from.sparse.begin(), from.sparse.end(), o,
+                                   [](const Entry& e, std::uint32_t i) { return e.index < i; });
+  const Clock theirs = it != from.sparse.end() && it->index == o ? it->clock : 0;
+  if (known(g, owner) >= theirs) return;
+  auto& mine = sparse_[static_cast<std::size_t>(g)];
+  merged_.clear();
+  auto a = mine.begin();
+  auto b = from.sparse.begin();
+  while (a != mine.end() && b != from.sparse.end()) {
+    if (a->index < b->index) {
+      merged_.push_back(*a++);
+    } else if (b->index < a->index) {
+      merged_.push_back(*b++);
+    } else {
+      merged_.push_back({a->index, std::max(a->clock, b->clock)});
+      ++a;
+      ++b;
+    }
+  }
+  merged_.insert(merged_.end(), a, mine.end());
+  merged_.insert(merged_.end(), b, from.sparse.end());
+  mine.swap(merged_);
 }
 
 void RaceDetector::join_dependency(int g, int target, int owner, int tile) {
@@ -134,14 +270,17 @@ std::size_t RaceDetector::location(int rank, std::uint8_t slot, int chunk, int t
 
 void RaceDetector::read(int g, int step, int rank, std::uint8_t slot, int chunk, int tile) {
   Location& l = locations_[location(rank, slot, chunk, tile)];
-  const Clock* now = clock_of(g);
   const auto me = static_cast<std::uint32_t>(g);
-  const Epoch epoch{me, now[g]};
-  if (l.write.clock != 0 && l.write.threadblock != me && l.write.clock > now[l.write.threadblock]) {
+  const Epoch epoch{me, known(g, g)};
+  // Ordered before this access: the same threadblock's, or one this threadblock has learnt of.
+  auto before = [&](const Epoch& e) {
+    return e.threadblock == me || e.clock <= known(g, static_cast<int>(e.threadblock));
+  };
+  if (l.write.clock != 0 && !before(l.write)) {
     found(rank, slot, chunk, tile, l.write, true, g, step, false);
   }
   if (l.shared_reads < 0) {
-    if (l.read.clock == 0 || l.read.threadblock == me || l.read.clock <= now[l.read.threadblock]) {
+    if (l.read.clock == 0 || before(l.read)) {
       l.read = epoch;
       return;
     }
@@ -159,7 +298,7 @@ void RaceDetector::read(int g, int step, int rank, std::uint8_t slot, int chunk,
   }
   // Reads ordered before this one add nothing a later write would not see through this one.
   auto& reads = shared_reads_[static_cast<std::size_t>(l.shared_reads)];
-  std::erase_if(reads, [&](const Epoch& e) { return e.clock <= now[e.threadblock]; });
+  std::erase_if(reads, before);
   reads.push_back(epoch);
   if (reads.size() == 1) {
     l.read = epoch;
@@ -171,10 +310,10 @@ void RaceDetector::read(int g, int step, int rank, std::uint8_t slot, int chunk,
 
 void RaceDetector::write(int g, int step, int rank, std::uint8_t slot, int chunk, int tile) {
   Location& l = locations_[location(rank, slot, chunk, tile)];
-  const Clock* now = clock_of(g);
   const auto me = static_cast<std::uint32_t>(g);
   auto unordered = [&](const Epoch& e) {
-    return e.clock != 0 && e.threadblock != me && e.clock > now[e.threadblock];
+    return e.clock != 0 && e.threadblock != me &&
+           e.clock > known(g, static_cast<int>(e.threadblock));
   };
   if (unordered(l.write)) found(rank, slot, chunk, tile, l.write, true, g, step, true);
   if (l.shared_reads >= 0) {
@@ -190,7 +329,7 @@ void RaceDetector::write(int g, int step, int rank, std::uint8_t slot, int chunk
   }
   // Every earlier access is now either ordered before this write or reported: later accesses
   // need only be checked against it.
-  l.write = {me, now[g]};
+  l.write = {me, known(g, g)};
   l.read = {};
 }
 
@@ -235,8 +374,8 @@ void RaceDetector::on_step(int g, int tile, int step) {
   const PlanThreadblock& tb = plan_.threadblocks[static_cast<std::size_t>(g)];
   const std::size_t at = tb.first_step + static_cast<std::size_t>(step);
   const PlanStep& s = layout_.steps[at];
-  clock_of(g)[g] =
-      static_cast<Clock>(tile) * static_cast<Clock>(tb.step_count) + static_cast<Clock>(step) + 1;
+  tick(g,
+       static_cast<Clock>(tile) * static_cast<Clock>(tb.step_count) + static_cast<Clock>(step) + 1);
 
   if (s.dep_threadblock >= 0) {
     const std::size_t target_at =

@@ -7,16 +7,26 @@
 // two accesses race, is the same in every run: one run decides race freedom for its S, T, D and
 // call mode.
 //
-// Vector clocks span every threadblock of every rank: memory is shared only within a rank, but
-// messages carry order across ranks and back (tb A of rank 0 sends to rank 1, which sends to
-// tb B of rank 0: B follows A). Per location (rank, buffer after in-place aliasing, chunk, tile)
-// the last write and the reads since are kept as epochs, FastTrack-style, so an access costs
-// O(1) unless reads of one location are concurrent.
+// Memory is shared only within a rank, but messages carry order across ranks and back (tb A of
+// rank 0 sends to rank 1, which sends to tb B of rank 0: B follows A), so a threadblock's clock
+// must know about threadblocks of other ranks too. It need not know about all of them: every
+// edge above joins two threadblocks that share a connection or a dependency, so happens-before
+// never leaves a component of the graph those make (union-find over connections and
+// dependencies). Two threadblocks of different components are never ordered, and a clock holds
+// entries only for its own component: a dense array indexed by the position in the component
+// when the component is small (a ring channel: its ranks' threadblocks), otherwise a sorted list
+// of the entries actually known (a large component in which order travels only a few hops, like
+// a hierarchical alltoall's). Both are exact vector clocks of the component, so the verdicts are
+// those of clocks over every threadblock; only the cost changes, from threadblocks² to about
+// threadblocks × what each one can learn.
+//
+// Per location (rank, buffer after in-place aliasing, chunk, tile) the last write and the reads
+// since are kept as epochs, FastTrack-style, so an access costs O(1) unless reads of one location
+// are concurrent.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <vector>
 
@@ -51,14 +61,51 @@ class RaceDetector {
     Epoch read;                      // the last read, while every read so far is ordered before it
     std::int32_t shared_reads = -1;  // otherwise an index into shared_reads_
   };
-  // A copy of a threadblock's clock kept for a later join; `slot` indexes pool_.
+  // A sparse clock's entry: a threadblock by its position in the component, and its clock.
+  struct Entry {
+    std::uint32_t index = 0;
+    Clock clock = 0;
+  };
+  // A copy of a threadblock's clock kept for a later join, in its component's representation.
+  struct Stored {
+    std::vector<Clock> dense;
+    std::vector<Entry> sparse;
+  };
+  // A stored clock of a dependency target's execution; `slot` indexes stored_.
   struct Snapshot {
     int tile = 0;
     std::uint32_t slot = 0;
     int remaining = 0;  // dependency targets: waiters that have not joined it yet
   };
+  // A FIFO that costs one empty vector while unused: there is one per connection and per
+  // dependency target, up to millions (std::deque allocates on construction).
+  template <typename T>
+  struct Queue {
+    std::vector<T> items;
+    std::size_t head = 0;
+    bool empty() const { return head == items.size(); }
+    std::size_t size() const { return items.size() - head; }
+    T& operator[](std::size_t k) { return items[head + k]; }
+    T& front() { return items[head]; }
+    void push_back(const T& item) { items.push_back(item); }
+    void pop_front() {
+      if (++head == items.size()) {
+        items.clear();
+        head = 0;
+      } else if (head >= 64 && head * 2 >= items.size()) {
+        items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(head));
+        head = 0;
+      }
+    }
+  };
 
-  Clock* clock_of(int g) { return clocks_.data() + static_cast<std::size_t>(g) * width_; }
+  void build_components();
+  bool dense(int g) const { return dense_base_[static_cast<std::size_t>(g)] != kSparse; }
+  Clock* dense_clock(int g) { return clocks_.data() + dense_base_[static_cast<std::size_t>(g)]; }
+  // What `g` knows of `h`'s clock (both of one rank): 0 when nothing orders any of h's steps
+  // before g's current one.
+  Clock known(int g, int h) const;
+  void tick(int g, Clock clock);
   std::uint32_t snapshot(int g);
   void release(std::uint32_t slot);
   void join(int g, int owner, std::uint32_t slot);
@@ -69,24 +116,32 @@ class RaceDetector {
   void found(int rank, std::uint8_t slot, int chunk, int tile, Epoch earlier, bool earlier_writes,
              int g, int step, bool writes);
 
+  static constexpr std::size_t kSparse = static_cast<std::size_t>(-1);
+
   const Plan& plan_;
   const ModeLayout& layout_;
   int tiles_;
   int fifo_depth_;
-  std::size_t width_;  // threadblocks of all ranks
 
-  std::vector<Clock> clocks_;  // width_ per threadblock
-  std::vector<Clock> pool_;    // snapshots, width_ each
+  std::vector<std::uint32_t> component_;    // per threadblock
+  std::vector<std::uint32_t> index_;        // per threadblock: its position in its component
+  std::vector<std::uint32_t> width_;        // per component: its threadblocks
+  std::vector<std::size_t> dense_base_;     // per threadblock: its clock in clocks_, or kSparse
+  std::vector<Clock> clocks_;               // dense clocks, their component's width each
+  std::vector<std::vector<Entry>> sparse_;  // per threadblock of a sparse component, by index
+  std::vector<Entry> merged_;               // scratch of sparse joins
+
+  std::vector<Stored> stored_;
   std::vector<std::uint32_t> free_slots_;
 
   std::vector<int> target_of_step_;  // per ModeLayout step: index of its dependency target, or -1
   std::vector<int> waiters_;         // per target: steps that depend on it
-  std::vector<std::deque<Snapshot>> target_snapshots_;  // per target, consecutive tiles
+  std::vector<Queue<Snapshot>> target_snapshots_;  // per target, consecutive tiles
 
-  std::vector<std::deque<std::uint32_t>> sent_;      // per connection: senders' clocks in flight
-  std::vector<std::deque<std::uint32_t>> received_;  // per connection: receivers' clocks, for D
-  std::vector<std::uint64_t> sends_;                 // per connection: messages sent so far
-  std::vector<std::uint64_t> receives_;              // per connection: messages received so far
+  std::vector<Queue<std::uint32_t>> sent_;      // per connection: senders' clocks in flight
+  std::vector<Queue<std::uint32_t>> received_;  // per connection: receivers' clocks, for D
+  std::vector<std::uint64_t> sends_;            // per connection: messages sent so far
+  std::vector<std::uint64_t> receives_;         // per connection: messages received so far
 
   std::vector<std::size_t> location_base_;  // per rank and slot
   std::vector<Location> locations_;

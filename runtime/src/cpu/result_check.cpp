@@ -1,8 +1,10 @@
 // Executor::check: compares a run's outputs with the collective's definition.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
-#include <map>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -33,7 +35,13 @@ class Checker {
           const std::vector<RankBuffers>& inputs)
       : algo_(algo), options_(options), ops_(ops), inputs_(inputs) {}
 
+  // Valid until the next call for a single contributor: a plain copy, whose expected values
+  // are not worth keeping (an alltoall has one per output chunk, millions at scale).
   const ExpectedChunk& expected(const std::vector<ChunkId>& contributors) {
+    if (contributors.size() == 1) {
+      single_ = compute(contributors);
+      return single_;
+    }
     auto [it, inserted] = memo_.try_emplace(contributors);
     if (inserted) it->second = compute(contributors);
     return it->second;
@@ -110,7 +118,22 @@ class Checker {
   const RunOptions& options_;
   const detail::ElementOps& ops_;
   const std::vector<RankBuffers>& inputs_;
-  std::map<std::vector<ChunkId>, ExpectedChunk> memo_;
+  // Hashed: an allreduce looks up every rank's copy of the same long list of contributors, which
+  // an ordered map compares element by element at every level.
+  struct Hash {
+    std::size_t operator()(const std::vector<ChunkId>& ids) const {
+      std::uint64_t h = ids.size();
+      for (const ChunkId& id : ids) {
+        h = (h ^ ((static_cast<std::uint64_t>(static_cast<std::uint32_t>(id.rank)) << 32) |
+                  static_cast<std::uint32_t>(id.chunk))) *
+            0x9e3779b97f4a7c15ULL;
+        h ^= h >> 29;
+      }
+      return static_cast<std::size_t>(h);
+    }
+  };
+  std::unordered_map<std::vector<ChunkId>, ExpectedChunk, Hash> memo_;
+  ExpectedChunk single_;
 };
 
 std::string describe_expected(const detail::ElementOps& ops, const ExpectedChunk& expected,
@@ -140,6 +163,11 @@ std::string check_spec_fits(const ir::Algorithm& algo, const CollectiveSpec& spe
     return fmt::format("the collective spec is for {} ranks, the algorithm has {}", spec.ngpus,
                        algo.ngpus);
   }
+  // Every contributor is checked against its rank's input extent, looked up once per rank.
+  std::vector<int> input_extents(static_cast<std::size_t>(algo.ngpus));
+  for (int r = 0; r < algo.ngpus; ++r) {
+    input_extents[static_cast<std::size_t>(r)] = ir::input_extent_chunks(algo, r);
+  }
   for (int r = 0; r < spec.ngpus; ++r) {
     const auto& outputs = spec.expected[static_cast<std::size_t>(r)];
     const int extent = ir::output_extent_chunks(algo, r);
@@ -150,7 +178,7 @@ std::string check_spec_fits(const ir::Algorithm& algo, const CollectiveSpec& spe
     for (std::size_t c = 0; c < outputs.size(); ++c) {
       for (ChunkId id : outputs[c]) {
         if (id.rank < 0 || id.rank >= algo.ngpus || id.chunk < 0 ||
-            id.chunk >= ir::input_extent_chunks(algo, id.rank)) {
+            id.chunk >= input_extents[static_cast<std::size_t>(id.rank)]) {
           return fmt::format(
               "the collective spec has rank {} output chunk {} take input chunk {} of rank {}, "
               "which does not exist",
@@ -208,11 +236,22 @@ bool Executor::check(const RunOptions& options, const std::vector<RankBuffers>& 
   std::size_t checked = 0;
   std::size_t wrong = 0;
   std::vector<Mismatch> kept;
+  // Ranks often expect the same contributors in the same chunk (allreduce, allgather): compared
+  // with the previous rank's list, that costs no hashing of long lists.
+  std::vector<const ExpectedChunk*> previous;
   for (int r = 0; r < spec->ngpus; ++r) {
     const auto& outputs = spec->expected[static_cast<std::size_t>(r)];
+    const auto* before = r > 0 ? &spec->expected[static_cast<std::size_t>(r) - 1] : nullptr;
+    previous.resize(std::max(previous.size(), outputs.size()), nullptr);
     for (std::size_t c = 0; c < outputs.size(); ++c) {
       if (outputs[c].empty()) continue;  // left unspecified by the collective
-      const ExpectedChunk& expected = checker.expected(outputs[c]);
+      const ExpectedChunk* same = nullptr;
+      if (before != nullptr && c < before->size() && previous[c] != nullptr &&
+          (*before)[c] == outputs[c]) {
+        same = previous[c];
+      }
+      const ExpectedChunk& expected = same != nullptr ? *same : checker.expected(outputs[c]);
+      previous[c] = outputs[c].size() == 1 ? nullptr : &expected;
       const auto where =
           detail::locate(algo_, r, ir::BufferKind::Output, static_cast<int>(c), options.in_place);
       const std::byte* found =

@@ -22,6 +22,11 @@ struct VerifyOptions {
   int root = 0;
   // Which call modes to run; by default those the algorithm declares (inplace/outofplace).
   std::optional<bool> in_place;
+  // Run a case's seeds after the first only when the first seed's run did not pass. That run
+  // checks races; passing it proves the case race-free, and a race-free run's result and
+  // completion are the same under every interleaving (race_detector.h), so the other seeds could
+  // only repeat it. Off by default (`weftc verify` runs every seed); `weftc compile` sets it.
+  bool skip_proven_seeds = false;
 };
 
 struct CaseResult {

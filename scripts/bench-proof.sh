@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Benchmark of `weftc compile`'s proof at scale: each case is a compile command as a user types
+# it (compile + proof on the CPU reference executor + writing the XML), measured as a whole
+# process: wall time and peak memory, against its target. Prints one table of cases; exits
+# non-zero if a command fails or misses its target. Add a case with one `case` line.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${WEFT_BUILD_DIR:-$root/build}
+command -v /usr/bin/time >/dev/null || bash "$root/scripts/install-deps.sh"
+if [ ! -x "$build/compiler/weftc" ]; then
+  cmake --build "$build" --target weftc >/dev/null 2>&1 || bash "$root/scripts/build.sh"
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+printf '%-78s %8s %9s %-18s %s\n' command "wall s" "peak MB" target "met?"
+status=0
+# case MAX_SECONDS MAX_MB ARGS...: runs `weftc ARGS... -o FILE` and prints its row.
+case_() {
+  local max_s=$1 max_mb=$2
+  shift 2
+  local shown="weftc $*"
+  local met=yes
+  if ! /usr/bin/time -f '%e %M' -o "$work/time" "$build/compiler/weftc" "$@" -o "$work/out.xml" \
+    >"$work/log" 2>&1; then
+    met="no (failed)"
+  fi
+  local secs kb mb
+  read -r secs kb < <(tail -n 1 "$work/time")
+  mb=$(awk -v k="$kb" 'BEGIN{printf "%.0f", k/1024}')
+  if [ "$met" = yes ] && ! awk -v s="$secs" -v m="$mb" -v S="$max_s" -v M="$max_mb" \
+    'BEGIN{exit !(s <= S && m <= M)}'; then
+    met=no
+  fi
+  printf '%-78s %8s %9s %-18s %s\n' "$shown" "$secs" "$mb" "≤ $max_s s, ≤ $max_mb MB" "$met"
+  if [ "$met" != yes ]; then
+    status=1
+    [ "$met" = yes ] || tail -n 5 "$work/log" | sed 's/^/    /'
+  fi
+}
+case_ 1 200 compile allreduce_ring --ranks 256 --channels 8
+case_ 30 4096 compile alltoall_two_step --nodes 128 --gpus-per-node 8
+case_ 30 4096 compile alltoall_direct --ranks 1024 --profile weft
+exit $status

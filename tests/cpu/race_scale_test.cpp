@@ -1,0 +1,147 @@
+// The race check at rank counts where clocks over every threadblock could not be afforded: order
+// that travels through thousands of ranks and back to its own (a component too large for dense
+// clocks, so kept as sparse ones) is still seen, and its absence is still a race; threadblocks
+// nothing connects are never ordered; a deadlock is still a deadlock.
+#include <string>
+
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+
+#include "cpu_test_support.h"
+
+namespace weft::cpu {
+namespace {
+
+constexpr std::string_view kStep =
+    R"(      <step s="{}" type="{}" srcbuf="{}" srcoff="{}" dstbuf="{}" dstoff="{}" cnt="1" depid="{}" deps="{}" hasdep="{}"/>
+)";
+
+// Rank 0's tb 0 writes output chunk 0 and sends input chunk 0 to rank 1 (`write_first`: in that
+// order, otherwise the other way round); every other rank passes it on, through its scratch, to
+// the next; rank 0's tb 1 receives it from the last rank, then copies output chunk 0 to output
+// chunk 1. The copy's read follows the write only around the whole ring. With `loner`, rank 0
+// also has a tb 2 that no connection or dependency joins to anything, which reads output chunk 0
+// too. With `cycle`, tb 0's first step waits for tb 1's copy: a cycle through every rank.
+std::string ring_round_trip(int ranks, bool write_first, bool loner = false, bool cycle = false) {
+  std::string xml = fmt::format(
+      R"(<algo name="round_trip_ring" proto="Simple" nchannels="1" nchunksperloop="1" ngpus="{}" coll="custom" inplace="0" outofplace="1" minBytes="0" maxBytes="0">
+  <gpu id="0" i_chunks="1" o_chunks="3" s_chunks="1">
+    <tb id="0" send="1" recv="-1" chan="0">
+)",
+      ranks);
+  const std::string write = fmt::format(kStep, write_first ? 0 : 1, "cpy", "i", 0, "o", 0,
+                                        cycle ? 1 : -1, cycle && write_first ? 1 : -1, 0);
+  const std::string send =
+      fmt::format(kStep, write_first ? 1 : 0, "s", "i", 0, "o", -1, cycle && !write_first ? 1 : -1,
+                  cycle && !write_first ? 1 : -1, 0);
+  xml += write_first ? write + send : send + write;
+  xml += fmt::format(R"(    </tb>
+    <tb id="1" send="-1" recv="{}" chan="0">
+)",
+                     ranks - 1);
+  xml += fmt::format(kStep, 0, "r", "i", -1, "s", 0, -1, -1, 0);
+  xml += fmt::format(kStep, 1, "cpy", "o", 0, "o", 1, -1, -1, cycle ? 1 : 0);
+  xml += "    </tb>\n";
+  if (loner) {
+    xml += R"(    <tb id="2" send="-1" recv="-1" chan="0">
+)";
+    xml += fmt::format(kStep, 0, "cpy", "o", 0, "o", 2, -1, -1, 0);
+    xml += "    </tb>\n";
+  }
+  xml += "  </gpu>\n";
+  for (int r = 1; r < ranks; ++r) {
+    xml += fmt::format(R"(  <gpu id="{}" i_chunks="0" o_chunks="0" s_chunks="1">
+    <tb id="0" send="{}" recv="{}" chan="0">
+)",
+                       r, (r + 1) % ranks, r - 1);
+    xml += fmt::format(kStep, 0, "rcs", "s", 0, "s", 0, -1, -1, 0);
+    xml += "    </tb>\n  </gpu>\n";
+  }
+  xml += "</algo>\n";
+  return xml;
+}
+
+CollectiveSpec ring_round_trip_spec(int ranks) {
+  CollectiveSpec spec;
+  spec.name = "round_trip_ring";
+  spec.ngpus = ranks;
+  spec.input_chunks.assign(static_cast<std::size_t>(ranks), 0);
+  spec.input_chunks[0] = 1;
+  spec.output_chunks.assign(static_cast<std::size_t>(ranks), 0);
+  spec.output_chunks[0] = 3;
+  spec.expected.assign(static_cast<std::size_t>(ranks), {});
+  spec.expected[0] = {{{0, 0}}, {{0, 0}}, {}};
+  return spec;
+}
+
+// More threadblocks in one component than the detector keeps dense clocks for.
+constexpr int kManyRanks = 2500;
+
+TEST_CASE("order around thousands of ranks and back is no race", "[cpu][race]") {
+  const ir::Algorithm algo = testing::load(ring_round_trip(kManyRanks, true));
+  const Executor executor(algo, ring_round_trip_spec(kManyRanks));
+  for (int depth : {0, 1, 2}) {
+    for (std::uint64_t seed : {1, 2}) {
+      const RunResult result = executor.run(testing::options(37, 8, depth, seed));
+      INFO("depth " << depth << " seed " << seed << "\n" << result.report());
+      CHECK(result.outcome == Outcome::Pass);
+    }
+  }
+}
+
+TEST_CASE("a write that leaves after the message around the ring races with the read",
+          "[cpu][race]") {
+  const ir::Algorithm algo = testing::load(ring_round_trip(kManyRanks, false));
+  const Executor executor(algo, ring_round_trip_spec(kManyRanks));
+  for (int depth : {0, 2}) {
+    const RunResult result = executor.run(testing::options(37, 8, depth));
+    INFO("depth " << depth << "\n" << result.report());
+    REQUIRE(result.outcome == Outcome::Race);
+    REQUIRE_FALSE(result.races.empty());
+    const Race& race = result.races.front();
+    CHECK(race.rank == 0);
+    CHECK(race.buffer == ir::BufferKind::Output);
+    CHECK(race.chunk == 0);
+    const bool tb0_first = race.earlier.threadblock == 0;
+    const RaceAccess& write = tb0_first ? race.earlier : race.later;
+    const RaceAccess& read = tb0_first ? race.later : race.earlier;
+    CHECK(write.threadblock == 0);
+    CHECK(write.step == 1);
+    CHECK(write.writes);
+    CHECK(read.threadblock == 1);
+    CHECK(read.step == 1);
+    CHECK_FALSE(read.writes);
+  }
+}
+
+TEST_CASE("threadblocks nothing joins race at a large rank count", "[cpu][race]") {
+  // tb 2 of rank 0 shares no connection or dependency with tb 0: its read of the chunk tb 0
+  // writes is unordered in every tile, however the ring behaves.
+  const ir::Algorithm algo = testing::load(ring_round_trip(kManyRanks, true, true));
+  const Executor executor(algo, ring_round_trip_spec(kManyRanks));
+  const RunResult result = executor.run(testing::options(37, 8, 2));
+  INFO(result.report());
+  REQUIRE(result.outcome == Outcome::Race);
+  bool found = false;
+  for (const Race& race : result.races) {
+    if (race.rank == 0 && race.buffer == ir::BufferKind::Output && race.chunk == 0 &&
+        (race.earlier.threadblock == 2 || race.later.threadblock == 2)) {
+      found = true;
+    }
+  }
+  CHECK(found);
+  // Every tile of the chunk: tb 2 against tb 0's write.
+  CHECK(result.race_count >= 5);
+}
+
+TEST_CASE("a wait around thousands of ranks that closes a cycle deadlocks", "[cpu][race]") {
+  const ir::Algorithm algo = testing::load(ring_round_trip(kManyRanks, true, false, true));
+  const Executor executor(algo, ring_round_trip_spec(kManyRanks));
+  const RunResult result = executor.run(testing::options(37, 8, 2));
+  INFO(result.report());
+  REQUIRE(result.outcome == Outcome::Deadlock);
+  CHECK(result.blocked.size() == static_cast<std::size_t>(kManyRanks) + 1);
+}
+
+}  // namespace
+}  // namespace weft::cpu
