@@ -94,7 +94,9 @@ TEST_CASE("two nodes: the second is a copy, joined through the NICs and one netw
   const Topology t = load("h100-nvswitch", 2);
   CHECK(t.ranks() == 16);
   CHECK(t.nodes() == 2);
-  CHECK(t.vertices()[static_cast<std::size_t>(t.memory_link(9))].kind == VertexKind::Gpu);
+  CHECK(t.vertices()[static_cast<std::size_t>(
+                         t.links()[static_cast<std::size_t>(t.memory_link(9))].from)]
+            .rank == 9);
   CHECK(t.route_type(0, 1) == LinkType::NVLink);
   CHECK(t.route_type(0, 8) == LinkType::Network);
   CHECK(t.route_type(3, 12) == LinkType::Network);

@@ -33,6 +33,8 @@ struct MachineDescription {
   std::vector<int> nics;  // NIC vertices; each gets a Network link to the switch across nodes
   // Bytes a GPU copies per second within its own memory: the memory link's bandwidth.
   double memory_bandwidth_gbs = 0;
+  // A NIC's own latency (NCCL's <net latency>), the network links' latency across nodes.
+  double nic_latency_us = 0;
   MachineInfo info;
   std::vector<std::string> assumptions;
   // One GPU whose memory every rank shares (preset "emulated"): the request's gpus_per_node is
