@@ -173,5 +173,8 @@ TEST_CASE("requests a preset cannot meet are refused with the reason") {
   refused({"emulated", 1, 0}, "give the rank count");
   refused({"emulated", 2, 8}, "--nodes must be 1");
   refused({"", 1, 0}, "no topology given");
+  refused({"h100-nvswitch", 300, 0}, "2400 ranks asked for; a topology has at most 2048");
+  refused({"emulated", 1, 100000}, "100000 ranks asked for");
+  refused({"h100-nvswitch", 2000000000, 8}, "16000000000 ranks asked for");
   refused({"no-such-preset-or-file.xml", 1, 0}, "no-such-preset-or-file.xml");
 }

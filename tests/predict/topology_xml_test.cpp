@@ -2,7 +2,9 @@
 // HPC images (read where they are, skipped when absent) and broken input.
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -210,4 +212,30 @@ TEST_CASE("a file that cannot be read is an error naming it") {
   TopologyResult dir = load_topology({kData, 1, 0});
   CHECK(!dir.topology);
   CHECK(dir.diagnostics.has_errors());
+}
+
+TEST_CASE("deeply nested switches are refused, not recursed into") {
+  std::string text = "<system><cpu>";
+  for (int k = 0; k < 5000; ++k)
+    text += "<pci busid='s' class='0x060400' link_speed='' link_width='16'>";
+  for (int k = 0; k < 5000; ++k) text += "</pci>";
+  text += "</cpu></system>";
+  CHECK(errors_of(text).find("nest more than 32 deep") != std::string::npos);
+}
+
+TEST_CASE("every prefix of a real dump is read or refused, never a crash") {
+  std::ifstream in(kData + "h100-dump.xml");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string whole = buffer.str();
+  REQUIRE(whole.size() > 1000);
+  int read = 0;
+  for (std::size_t n = 0; n <= whole.size(); n += 37) {
+    Diagnostics d;
+    const auto machine = read_topology_xml_text(std::string_view(whole).substr(0, n), "p.xml", d);
+    CHECK(machine.has_value() != d.has_errors());
+    if (machine) ++read;
+  }
+  Diagnostics d;
+  CHECK(read_topology_xml_text(whole, "p.xml", d).has_value());
 }

@@ -44,6 +44,13 @@ Diagnostics check_request(const MachineDescription& machine, const TopologyReque
     out.error(where, 0, "",
               fmt::format("--gpus-per-node is {}; it must be at least 1", request.gpus_per_node));
   }
+  // Routes are kept for every rank pair: 4 M pairs at the limit, about 100 MB.
+  const long long ranks = static_cast<long long>(std::max(request.nodes, 1)) *
+                          (request.gpus_per_node > 0 ? request.gpus_per_node : gpus);
+  if (ranks > kMaxRanks) {
+    out.error(where, 0, "",
+              fmt::format("{} ranks asked for; a topology has at most {}", ranks, kMaxRanks));
+  }
   if (machine.emulated) {
     if (request.gpus_per_node < 2) {
       out.error(where, 0, "",

@@ -100,6 +100,8 @@ struct NvlinkRef {
   int line = 0;
 };
 
+constexpr int kMaxPciDepth = 32;
+
 class Reader {
  public:
   Reader(std::string_view text, const std::string& source, Diagnostics& diagnostics)
@@ -214,7 +216,13 @@ class Reader {
     pcie_.push_back(p);
   }
 
-  void read_pci(const pugi::xml_node& node, int parent, int cpu) {
+  void read_pci(const pugi::xml_node& node, int parent, int cpu, int depth = 1) {
+    // Real machines nest a few switches deep; a file nesting hundreds is refused before the
+    // recursion can exhaust the stack.
+    if (depth > kMaxPciDepth) {
+      error(line(node), fmt::format("<pci> elements nest more than {} deep", kMaxPciDepth));
+      return;
+    }
     const std::string busid = node.attribute("busid").value();
     const std::string cls = node.attribute("class").value();
     int class_code = 0;
@@ -232,7 +240,7 @@ class Reader {
         if (child.type() != pugi::node_element) continue;
         const std::string_view name = child.name();
         if (name == "pci") {
-          read_pci(child, sw, cpu);
+          read_pci(child, sw, cpu, depth + 1);
         } else if (name == "nic") {
           read_nic(child, sw, cpu, nullptr);
         } else {

@@ -45,6 +45,9 @@ struct MachineDescription {
   void add_link(int a, int b, LinkType type, double bandwidth_gbs, double latency_us = 0);
 };
 
+// The most ranks a topology holds (nodes x GPUs per node).
+inline constexpr int kMaxRanks = 2048;
+
 // Whether `request` can be built from `machine`: nodes >= 1, gpus_per_node within what the machine
 // has (and given for an emulated machine), NICs present when nodes > 1. Errors name `where`.
 Diagnostics check_request(const MachineDescription& machine, const TopologyRequest& request,
