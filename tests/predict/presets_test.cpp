@@ -94,7 +94,9 @@ TEST_CASE("two nodes: the second is a copy, joined through the NICs and one netw
   const Topology t = load("h100-nvswitch", 2);
   CHECK(t.ranks() == 16);
   CHECK(t.nodes() == 2);
-  CHECK(t.vertices()[static_cast<std::size_t>(t.memory_link(9))].kind == VertexKind::Gpu);
+  CHECK(t.vertices()[static_cast<std::size_t>(
+                         t.links()[static_cast<std::size_t>(t.memory_link(9))].from)]
+            .rank == 9);
   CHECK(t.route_type(0, 1) == LinkType::NVLink);
   CHECK(t.route_type(0, 8) == LinkType::Network);
   CHECK(t.route_type(3, 12) == LinkType::Network);
@@ -171,5 +173,8 @@ TEST_CASE("requests a preset cannot meet are refused with the reason") {
   refused({"emulated", 1, 0}, "give the rank count");
   refused({"emulated", 2, 8}, "--nodes must be 1");
   refused({"", 1, 0}, "no topology given");
+  refused({"h100-nvswitch", 300, 0}, "2400 ranks asked for; a topology has at most 2048");
+  refused({"emulated", 1, 100000}, "100000 ranks asked for");
+  refused({"h100-nvswitch", 2000000000, 8}, "16000000000 ranks asked for");
   refused({"no-such-preset-or-file.xml", 1, 0}, "no-such-preset-or-file.xml");
 }

@@ -44,6 +44,13 @@ Diagnostics check_request(const MachineDescription& machine, const TopologyReque
     out.error(where, 0, "",
               fmt::format("--gpus-per-node is {}; it must be at least 1", request.gpus_per_node));
   }
+  // Routes are kept for every rank pair: 4 M pairs at the limit, about 100 MB.
+  const long long ranks = static_cast<long long>(std::max(request.nodes, 1)) *
+                          (request.gpus_per_node > 0 ? request.gpus_per_node : gpus);
+  if (ranks > kMaxRanks) {
+    out.error(where, 0, "",
+              fmt::format("{} ranks asked for; a topology has at most {}", ranks, kMaxRanks));
+  }
   if (machine.emulated) {
     if (request.gpus_per_node < 2) {
       out.error(where, 0, "",
@@ -76,12 +83,13 @@ namespace {
 MachineDescription first_gpus(const MachineDescription& machine, int keep) {
   if (keep >= static_cast<int>(machine.gpus.size())) return machine;
   std::vector<bool> dropped(machine.vertices.size(), false);
-  for (std::size_t k = static_cast<std::size_t>(keep); k < machine.gpus.size(); ++k) {
+  for (auto k = static_cast<std::size_t>(keep); k < machine.gpus.size(); ++k) {
     dropped[static_cast<std::size_t>(machine.gpus[k])] = true;
   }
   MachineDescription out;
   out.name = machine.name;
   out.memory_bandwidth_gbs = machine.memory_bandwidth_gbs;
+  out.nic_latency_us = machine.nic_latency_us;
   out.info = machine.info;
   out.assumptions = machine.assumptions;
   std::vector<int> remap(machine.vertices.size(), -1);
@@ -89,6 +97,14 @@ MachineDescription first_gpus(const MachineDescription& machine, int keep) {
     if (dropped[v]) continue;
     remap[v] = out.add_vertex(machine.vertices[v].kind, machine.vertices[v].name);
   }
+  // add_vertex listed GPUs and NICs in vertex order; keep the machine's own order instead.
+  out.gpus.clear();
+  out.nics.clear();
+  for (int g : machine.gpus) {
+    if (remap[static_cast<std::size_t>(g)] >= 0)
+      out.gpus.push_back(remap[static_cast<std::size_t>(g)]);
+  }
+  for (int n : machine.nics) out.nics.push_back(remap[static_cast<std::size_t>(n)]);
   for (const MachineLink& link : machine.links) {
     const int a = remap[static_cast<std::size_t>(link.a)];
     const int b = remap[static_cast<std::size_t>(link.b)];
@@ -241,8 +257,9 @@ class TopologyBuilder {
         for (int k = 0; k < nnics; ++k) {
           const int nic = n * nverts + machine.nics[static_cast<std::size_t>(k)];
           const double bw = machine.info.nic_speed_gbs;
-          t.links_.push_back({nic, network_switch, LinkType::Network, bw, 0});
-          t.links_.push_back({network_switch, nic, LinkType::Network, bw, 0});
+          const double lat = machine.nic_latency_us;
+          t.links_.push_back({nic, network_switch, LinkType::Network, bw, lat});
+          t.links_.push_back({network_switch, nic, LinkType::Network, bw, lat});
         }
       }
     }

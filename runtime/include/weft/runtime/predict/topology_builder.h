@@ -33,6 +33,8 @@ struct MachineDescription {
   std::vector<int> nics;  // NIC vertices; each gets a Network link to the switch across nodes
   // Bytes a GPU copies per second within its own memory: the memory link's bandwidth.
   double memory_bandwidth_gbs = 0;
+  // A NIC's own latency (NCCL's <net latency>), the network links' latency across nodes.
+  double nic_latency_us = 0;
   MachineInfo info;
   std::vector<std::string> assumptions;
   // One GPU whose memory every rank shares (preset "emulated"): the request's gpus_per_node is
@@ -42,6 +44,9 @@ struct MachineDescription {
   int add_vertex(VertexKind kind, std::string vertex_name);
   void add_link(int a, int b, LinkType type, double bandwidth_gbs, double latency_us = 0);
 };
+
+// The most ranks a topology holds (nodes x GPUs per node).
+inline constexpr int kMaxRanks = 2048;
 
 // Whether `request` can be built from `machine`: nodes >= 1, gpus_per_node within what the machine
 // has (and given for an emulated machine), NICs present when nodes > 1. Errors name `where`.

@@ -1,0 +1,137 @@
+// Cost parameters: NCCL-calibrated defaults, the text form both ways, errors, link overrides.
+#include <catch2/catch.hpp>
+
+#include "weft/runtime/predict/cost_parameters.h"
+#include "weft/runtime/predict/nccl_model.h"
+#include "weft/runtime/predict/topology.h"
+
+using namespace weft::predict;
+using weft::Diagnostics;
+using weft::ir::Protocol;
+
+namespace {
+
+Topology load(const std::string& source, int nodes = 1, int gpus_per_node = 0) {
+  TopologyResult r = load_topology({source, nodes, gpus_per_node});
+  INFO(r.diagnostics.str());
+  REQUIRE(r.topology.has_value());
+  return std::move(*r.topology);
+}
+
+std::size_t at(LinkType t) {
+  return static_cast<std::size_t>(t);
+}
+
+}  // namespace
+
+TEST_CASE("defaults: NCCL's ring latencies, and threadblocks that add up to NCCL's bandwidth") {
+  const Topology t = load("h100-nvswitch");
+  const CostParameters& c = t.costs();
+  CHECK(c.launch_latency_us == Approx(6.6));
+  CHECK(c.protocol(Protocol::LL).call_latency_us == Approx(0));
+  CHECK(c.protocol(Protocol::LL128).call_latency_us == Approx(7.4));
+  CHECK(c.protocol(Protocol::Simple).call_latency_us == Approx(1.8));
+  CHECK(c.protocol(Protocol::Simple).hop_latency_us[at(LinkType::NVLink)] == Approx(3.4));
+  CHECK(c.protocol(Protocol::LL).hop_latency_us[at(LinkType::PCIe)] == Approx(1.0));
+  CHECK(c.protocol(Protocol::LL128).hop_latency_us[at(LinkType::Network)] == Approx(4.0));
+  CHECK(c.protocol(Protocol::LL).payload_efficiency == Approx(0.5));
+  CHECK(c.protocol(Protocol::LL128).payload_efficiency == Approx(120.0 / 128));
+  // 12 threadblocks (channels) moving payload at NCCL's ring bus bandwidth per protocol:
+  // Simple 360, LL 141 (its ceiling on one Hopper node), LL128 360 x 0.92.
+  const double channels = nccl_ring_graph(t).channels;
+  const auto payload = [&](Protocol p) {
+    return channels * c.protocol(p).threadblock_bandwidth_gbs * c.protocol(p).payload_efficiency;
+  };
+  CHECK(payload(Protocol::Simple) == Approx(360));
+  CHECK(payload(Protocol::LL) == Approx(141));
+  CHECK(payload(Protocol::LL128) == Approx(331.2));
+  // Launch plus the protocol's call latency is NCCL's ring base latency.
+  CHECK(c.launch_latency_us + c.protocol(Protocol::Simple).call_latency_us == Approx(8.4));
+}
+
+TEST_CASE("defaults follow the machine: A100, two nodes, emulation") {
+  CHECK(load("a100-nvswitch").costs().protocol(Protocol::Simple).threadblock_bandwidth_gbs ==
+        Approx(20));
+  CHECK(load("h100-nvswitch", 2).costs().protocol(Protocol::Simple).threadblock_bandwidth_gbs ==
+        Approx(48));
+  const Topology e = load("emulated", 1, 8);
+  CHECK(e.costs().protocol(Protocol::Simple).threadblock_bandwidth_gbs == Approx(30));
+  CHECK(e.costs().protocol(Protocol::LL).hop_latency_us[at(LinkType::Memory)] == Approx(0.6));
+}
+
+TEST_CASE("written cost parameters read back to the same values") {
+  const CostParameters original = load("a100-nvswitch", 2).costs();
+  const std::string text = write_cost_parameters(original);
+  CHECK(text.find("launch_latency_us = 6.6") != std::string::npos);
+  CHECK(text.find("ll128.hop_latency_us.nvlink = 1.9") != std::string::npos);
+  CostParameters back;
+  const Diagnostics d = read_cost_parameters(text, "costs.txt", back);
+  INFO(d.str());
+  CHECK(!d.has_errors());
+  CHECK(back.launch_latency_us == original.launch_latency_us);
+  for (std::size_t p = 0; p < 3; ++p) {
+    CHECK(back.protocols[p].call_latency_us == original.protocols[p].call_latency_us);
+    CHECK(back.protocols[p].payload_efficiency == original.protocols[p].payload_efficiency);
+    CHECK(back.protocols[p].threadblock_bandwidth_gbs ==
+          original.protocols[p].threadblock_bandwidth_gbs);
+    CHECK(back.protocols[p].hop_latency_us == original.protocols[p].hop_latency_us);
+  }
+}
+
+TEST_CASE("a cost file sets only what it names, comments and blank lines aside") {
+  CostParameters c = load("h100-nvswitch").costs();
+  const Diagnostics d = read_cost_parameters(
+      "# tuned on our cluster\n\nlaunch_latency_us = 5.5   # measured\n"
+      "  LL.Hop_Latency_us.NVLink=0.7\nsimple.threadblock_bandwidth_gbs = 42\n",
+      "mine.txt", c);
+  CHECK(!d.has_errors());
+  CHECK(c.launch_latency_us == 5.5);
+  CHECK(c.protocol(Protocol::LL).hop_latency_us[at(LinkType::NVLink)] == 0.7);
+  CHECK(c.protocol(Protocol::Simple).threadblock_bandwidth_gbs == 42);
+  CHECK(c.protocol(Protocol::LL128).call_latency_us == Approx(7.4));  // untouched
+}
+
+TEST_CASE("cost file errors name file, line and key, and change nothing") {
+  CostParameters c = load("h100-nvswitch").costs();
+  const CostParameters before = c;
+  const auto error = [&](const std::string& text, const std::string& words) {
+    const Diagnostics d = read_cost_parameters(text, "c.txt", c);
+    INFO(d.str());
+    CHECK(d.has_errors());
+    CHECK(d.str().find(words) != std::string::npos);
+    CHECK(c.launch_latency_us == before.launch_latency_us);
+  };
+  error("launch_latency_us = 1\nwarp_speed = 9\n", "c.txt:2: warp_speed: error: unknown key");
+  error("\n\nlaunch_latency_us 5\n", "c.txt:3: error: expected `key = value`");
+  error("launch_latency_us = fast\n", "c.txt:1: launch_latency_us: error: value \"fast\"");
+  error("launch_latency_us =\n", "value \"\" is not a finite decimal number");
+  error("ll.hop_latency_us.pcie = -1\n",
+        "c.txt:1: ll.hop_latency_us.pcie: error: value -1 is negative");
+  error("simple.payload_efficiency = 1.5\n", "it must be at most 1");
+  error("ll.threadblock_bandwidth_gbs = 0\n", "must be above 0");
+  error("launch_latency_us = nan\n", "not a finite decimal number");
+  error("link.nvlink.bandwidth_gbs = 100\n", "link overrides apply to a topology");
+  error("ll.hop_latency_us.infiniband = 1\n", "unknown key");
+}
+
+TEST_CASE("link overrides are read, written and applied to a topology by type") {
+  CostParameters c;
+  LinkOverrides links;
+  const Diagnostics d = read_cost_parameters(
+      "link.nvlink.bandwidth_gbs = 400\nlink.network.latency_us = 2.5\n", "o.txt", c, &links);
+  INFO(d.str());
+  REQUIRE(!d.has_errors());
+  CHECK(links.bandwidth_gbs[at(LinkType::NVLink)] == 400);
+  CHECK(!links.latency_us[at(LinkType::NVLink)]);
+  const std::string text = write_cost_parameters(c, links);
+  CHECK(text.find("link.nvlink.bandwidth_gbs = 400") != std::string::npos);
+  CHECK(text.find("link.network.latency_us = 2.5") != std::string::npos);
+
+  Topology t = load("h100-nvswitch", 2);
+  apply_link_overrides(t, links);
+  const Link& nvlink = t.links()[static_cast<std::size_t>(t.route(0, 1)[0])];
+  CHECK(nvlink.bandwidth_gbs == 400);
+  const Link& network = t.links()[static_cast<std::size_t>(t.route(0, 8)[2])];
+  CHECK(network.latency_us == 2.5);
+  CHECK(network.bandwidth_gbs == Approx(50));
+}
