@@ -1,6 +1,7 @@
 #include "weft/runtime/predict/simulator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <queue>
@@ -15,6 +16,7 @@
 #include "weft/runtime/gpu/call_plan.h"
 #include "weft/runtime/gpu/selection.h"
 #include "weft/runtime/predict/nccl_model.h"
+#include "weft/runtime/predict/tuning.h"
 
 namespace weft::predict {
 
@@ -24,11 +26,20 @@ using cpu::detail::PlanStep;
 using cpu::detail::PlanThreadblock;
 using cpu::detail::Readiness;
 
-// What a message carries in the simulation: when its last byte is visible to the receiver, and
-// which step execution sent it.
+// What a message carries in the simulation: its entry in the run's message table.
 struct Arrival {
-  double time_us = 0;
-  int record = -1;
+  int message = -1;
+};
+
+// A message streams like the protocols' slices: it is put in the FIFO when its sender starts,
+// its first bytes are visible one hop latency later (the receiver may start then), and its last
+// bytes one hop latency after the sender ends (the receiver cannot end before). Latency is so
+// paid once per hop of a chain of steps, not once per tile, as with NCCL's pipelined slices.
+struct MessageState {
+  double first_us = 0;
+  double last_us = kNotApplicable;  // until the sender ends
+  int record = -1;                  // the sender's step record (recording)
+  int waiting = -1;                 // a receiver whose flow ended before the last bytes came
 };
 
 // Accesses a step makes to its own GPU's memory per payload byte: reads of the FIFO slot, the
@@ -125,6 +136,7 @@ class Run {
     queued_.assign(count, 0);
     record_.assign(count, -1);
     woken_by_.assign(count, -1);
+    sending_.assign(count, -1);
     tile_finishers_.assign(static_cast<std::size_t>(core_.tiles()), 0);
     tile_end_us_.assign(static_cast<std::size_t>(core_.tiles()), 0);
     for (const PlanThreadblock& tb : plan.threadblocks) working_threadblocks_ += tb.step_count > 0;
@@ -144,6 +156,7 @@ class Run {
     double time = 0;
     std::uint64_t order = 0;
     int threadblock = 0;
+    bool finish = false;  // end the threadblock's running step (its last bytes are in)
     bool operator>(const Attempt& other) const {
       return time != other.time ? time > other.time : order > other.order;
     }
@@ -161,6 +174,20 @@ class Run {
   void schedule(int g, double time);
   void attempt(int g, double now);
   void complete(int g, double now);
+  void finish(int g, double now);
+  void finish_at(int g, double time) { attempts_.push({time, order_++, g, true}); }
+  int new_message(double first_us, int record) {
+    int id = 0;
+    if (free_messages_.empty()) {
+      id = static_cast<int>(messages_.size());
+      messages_.emplace_back();
+    } else {
+      id = free_messages_.back();
+      free_messages_.pop_back();
+    }
+    messages_[static_cast<std::size_t>(id)] = {first_us, kNotApplicable, record, -1};
+    return id;
+  }
   std::vector<detail::LinkUse> uses_of(int g, const PlanStep& step) const;
   std::size_t tile_elements(int tile) const {
     const std::size_t start = static_cast<std::size_t>(tile) * call_.tile_elements;
@@ -188,6 +215,9 @@ class Run {
   std::vector<int> record_;    // its running step's record (recording), or -1
   std::vector<int> woken_by_;  // the record whose end last let it try
   std::vector<int> flow_owner_;
+  std::vector<MessageState> messages_;
+  std::vector<int> free_messages_;
+  std::vector<int> sending_;                 // per threadblock: the message its running step sends
   std::vector<std::size_t> tile_finishers_;  // per simulated tile: threadblocks done with it
   std::vector<double> tile_end_us_;          // per simulated tile: when the last one was
   std::size_t working_threadblocks_ = 0;     // those with steps
@@ -242,7 +272,7 @@ void Run::schedule(int g, double time) {
   auto& queued = queued_[static_cast<std::size_t>(g)];
   if (queued != 0) return;
   queued = 1;
-  attempts_.push({time, order_++, g});
+  attempts_.push({time, order_++, g, false});
 }
 
 void Run::attempt(int g, double now) {
@@ -259,10 +289,10 @@ void Run::attempt(int g, double now) {
   }
   const PlanStep& step = core_.current_step(g);
   if (ir::receives(step.type)) {
-    const Arrival& arrival = core_.incoming(g).payload;
-    if (arrival.time_us > now) {  // sent, still on its way
-      woken_by_[ug] = arrival.record;
-      schedule(g, arrival.time_us);
+    const MessageState& m = messages_[static_cast<std::size_t>(core_.incoming(g).payload.message)];
+    if (m.first_us > now) {  // sent, its first bytes still on their way
+      woken_by_[ug] = m.record;
+      schedule(g, m.first_us);
       return;
     }
   }
@@ -276,20 +306,45 @@ void Run::attempt(int g, double now) {
     result_.steps.push_back({tb.rank, tb.id, tb.channel, core_.tile(g), core_.step(g), step.type,
                              payload, now, now, woken_by_[ug], false});
   }
+  if (ir::sends(step.type)) {
+    const int message = new_message(now + send_latency_us_[ug], record_[ug]);
+    sending_[ug] = message;
+    core_.put(g, Arrival{message}, [this, now](int h) {
+      woken_by_[static_cast<std::size_t>(h)] = -1;
+      schedule(h, now);
+    });
+  }
   const std::vector<detail::LinkUse> uses = uses_of(g, step);
   if (payload == 0 || uses.empty()) {
     complete(g, now);
     return;
   }
-  // The protocol's lines carry flags beside the data: every link moves payload / efficiency.
+  // The protocol's lines carry flags beside the data: every link moves payload / efficiency, and
+  // a threadblock's bandwidth counts those bytes too (cost_parameters.h).
   const double efficiency = costs_.payload_efficiency > 0 ? costs_.payload_efficiency : 1;
-  const double cap = costs_.threadblock_bandwidth_gbs * 1e3 / efficiency;
+  const double cap = costs_.threadblock_bandwidth_gbs * 1e3;
   const int flow = network_.start(now, static_cast<double>(payload) / efficiency, uses, cap);
   if (flow_owner_.size() <= static_cast<std::size_t>(flow)) flow_owner_.resize(flow + 1, -1);
   flow_owner_[static_cast<std::size_t>(flow)] = g;
 }
 
 void Run::complete(int g, double now) {
+  const PlanStep& step = core_.current_step(g);
+  if (ir::receives(step.type)) {
+    MessageState& m = messages_[static_cast<std::size_t>(core_.incoming(g).payload.message)];
+    if (m.last_us > now) {  // its last bytes are not in yet
+      if (std::isfinite(m.last_us)) {
+        finish_at(g, m.last_us);
+      } else {
+        m.waiting = g;  // the sender's end schedules it
+      }
+      return;
+    }
+  }
+  finish(g, now);
+}
+
+void Run::finish(int g, double now) {
   const auto ug = static_cast<std::size_t>(g);
   const PlanStep& step = core_.current_step(g);
   completing_ = record_[ug];
@@ -300,14 +355,24 @@ void Run::complete(int g, double now) {
   if (options_.record && completing_ >= 0)
     result_.steps[static_cast<std::size_t>(completing_)].end_us = now;
   if (ir::receives(step.type)) {
-    const Arrival arrival = core_.take(g, wake);
-    if (options_.record && arrival.record >= 0) {
-      result_.messages.push_back({arrival.record, completing_,
-                                  result_.steps[static_cast<std::size_t>(arrival.record)].end_us,
-                                  arrival.time_us});
+    const int message = core_.take(g, wake).message;
+    const MessageState& m = messages_[static_cast<std::size_t>(message)];
+    if (options_.record && m.record >= 0) {
+      result_.messages.push_back({m.record, completing_,
+                                  result_.steps[static_cast<std::size_t>(m.record)].end_us,
+                                  m.last_us});
+    }
+    free_messages_.push_back(message);
+  }
+  if (ir::sends(step.type)) {
+    MessageState& m = messages_[static_cast<std::size_t>(sending_[ug])];
+    m.last_us = now + send_latency_us_[ug];
+    if (m.waiting >= 0) {
+      woken_by_[static_cast<std::size_t>(m.waiting)] = completing_;
+      finish_at(m.waiting, m.last_us);
+      m.waiting = -1;
     }
   }
-  if (ir::sends(step.type)) core_.put(g, Arrival{now + send_latency_us_[ug], completing_}, wake);
   const int tile = core_.tile(g);
   core_.advance(g, wake);
   if (core_.finished(g) || core_.tile(g) != tile) {
@@ -336,6 +401,10 @@ void Run::run() {
     }
     const Attempt next = attempts_.top();
     attempts_.pop();
+    if (next.finish) {
+      finish(next.threadblock, next.time);
+      continue;
+    }
     queued_[static_cast<std::size_t>(next.threadblock)] = 0;
     attempt(next.threadblock, next.time);
   }
