@@ -18,6 +18,7 @@ void add_verify_command(CLI::App& app, int& exit_code);
 void add_lint_command(CLI::App& app, int& exit_code);
 void add_info_command(CLI::App& app, int& exit_code);
 void add_simulate_command(CLI::App& app, int& exit_code);
+void add_topology_command(CLI::App& app, int& exit_code);
 void add_draw_command(CLI::App& app, int& exit_code);
 
 #ifdef WEFT_HAVE_COMPILER

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   add_lint_command(app, exit_code);
   add_info_command(app, exit_code);
   add_simulate_command(app, exit_code);
+  add_topology_command(app, exit_code);
   add_draw_command(app, exit_code);
 #ifdef WEFT_HAVE_COMPILER
   add_compile_command(app, exit_code);

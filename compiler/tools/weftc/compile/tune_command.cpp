@@ -49,6 +49,7 @@ struct TuneArgs {
   bool no_library = false;
   bool no_nccl = false;
   bool force = false;
+  bool in_place = false;
   std::string output;
 };
 
@@ -74,6 +75,7 @@ void library_candidates(const TuneArgs& args, const KnownAlgorithms& known, int 
       params.gpus_per_node = gpus_per_node;
     }
     params.limits = args.profile;
+    params.in_place = args.in_place;
     if (const auto why = dsl::check_shape(info, params)) {
       rejected.push_back(fmt::format("{}: {}", info.name, *why));
       continue;
@@ -243,6 +245,7 @@ int tune(const TuneArgs& args) {
     c.protocol = candidate.algorithm.protocol;
     const predict::Simulator simulator(candidate.algorithm, *topology);
     predict::SimulationOptions options;
+    options.in_place = args.in_place;
     for (const std::uint64_t bytes : sizes) {
       options.bytes = bytes;
       const predict::SimulationResult r = simulator.run(options);
@@ -265,7 +268,8 @@ int tune(const TuneArgs& args) {
 
   // The winners' files, each carrying its band.
   predict::ReportInfo info;
-  info.title = fmt::format("{} on {} ranks of '{}'", args.collective, ranks, topology->name());
+  info.title = fmt::format("{} ({}) on {} ranks of '{}'", args.collective,
+                           args.in_place ? "in place" : "out of place", ranks, topology->name());
   info.topology = fmt::format("{} ({} node(s) × {} GPUs)", topology->name(), nodes, gpus_per_node);
   info.collective = *collective;
   info.ranks = ranks;
@@ -356,6 +360,9 @@ void add_tune_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"msccl", "weft"}));
   cmd->add_flag("--no-library", args->no_library, "Only the --xml files");
   cmd->add_flag("--no-nccl", args->no_nccl, "Leave NCCL's own algorithms out");
+  cmd->add_flag("--in-place", args->in_place,
+                "Tune for in-place calls (sendbuf == recvbuf, as PyTorch's allreduce); default: "
+                "out-of-place, as nccl-tests' first columns");
   cmd->add_flag("--force", args->force, "Replace a tuning already in the output folder");
   cmd->add_option("-o,--output", args->output, "The folder to write")->required();
   cmd->callback([args, &exit_code] { exit_code = tune(*args); });
