@@ -17,11 +17,16 @@ printf '%-78s %8s %9s %-18s %s\n' command "wall s" "peak MB" target "met?"
 status=0
 # case MAX_SECONDS MAX_MB ARGS...: runs `weftc ARGS... -o FILE` and prints its row.
 case_() {
+  row "$@" -o "$work/out.xml"
+}
+# row MAX_SECONDS MAX_MB ARGS...: runs `weftc ARGS...` as given and prints its row.
+row() {
   local max_s=$1 max_mb=$2
   shift 2
   local shown="weftc $*"
+  shown=${shown//$work/TMP}
   local met=yes
-  if ! /usr/bin/time -f '%e %M' -o "$work/time" "$build/compiler/weftc" "$@" -o "$work/out.xml" \
+  if ! /usr/bin/time -f '%e %M' -o "$work/time" "$build/compiler/weftc" "$@" \
     >"$work/log" 2>&1; then
     met="no (failed)"
   fi
@@ -41,4 +46,10 @@ case_() {
 case_ 1 200 compile allreduce_ring --ranks 256 --channels 8
 case_ 30 4096 compile alltoall_two_step --nodes 128 --gpus-per-node 8
 case_ 30 4096 compile alltoall_direct --ranks 1024 --profile weft
+# Prediction (docs/prediction.md): a 64-rank ring at 1 GB, and a whole tuning run.
+"$build/compiler/weftc" compile allreduce_ring --ranks 64 --profile weft -o "$work/ring64.xml" \
+  >/dev/null
+row 1 4096 simulate "$work/ring64.xml" --topology h100-nvswitch --nodes 8 -b 1G -e 1G
+row 60 4096 tune --topology h100-nvswitch --collective allreduce --ranks 8 -b 1K -e 1G \
+  -o "$work/tuned"
 exit $status
