@@ -43,6 +43,21 @@ std::string out_of_memory(const RunOptions& options) {
                      options.chunk_elements, options.tile_elements);
 }
 
+// The smallest depth in [low, high] that completes, where `high` does and depths below `low`
+// do not; completion is monotone in the depth.
+template <class Completes>
+int bisect(int low, int high, const Completes& completes) {
+  while (low < high) {
+    const int middle = low + (high - low) / 2;
+    if (completes(middle)) {
+      high = middle;
+    } else {
+      low = middle + 1;
+    }
+  }
+  return low;
+}
+
 }  // namespace
 
 Executor::Executor(const ir::Algorithm& algo, CollectiveSpec spec)
@@ -118,14 +133,19 @@ RunResult Executor::run(const RunOptions& options) const {
 }
 
 std::optional<int> Executor::min_fifo_depth(const RunOptions& options) const {
+  return min_fifo_depth(options, {});
+}
+
+std::optional<int> Executor::min_fifo_depth(const RunOptions& options, KnownDepths known) const {
   try {
-    return search_min_fifo_depth(options);
+    return search_min_fifo_depth(options, known);
   } catch (const std::bad_alloc&) {
     return std::nullopt;
   }
 }
 
-std::optional<int> Executor::search_min_fifo_depth(const RunOptions& options) const {
+std::optional<int> Executor::search_min_fifo_depth(const RunOptions& options,
+                                                   KnownDepths known) const {
   // Whether an algorithm completes does not depend on the data, nor (each threadblock being a
   // deterministic process that only blocks on FIFOs and flags) on the interleaving: a sum over
   // the given type and one seed decide it.
@@ -139,6 +159,9 @@ std::optional<int> Executor::search_min_fifo_depth(const RunOptions& options) co
     std::vector<RankBuffers> buffers = inputs;
     return execute(probe, buffers).outcome == Outcome::Pass;
   };
+  int low = std::max(known.deadlocks_below, 1);  // every depth below `low` deadlocks
+  int high = known.completes_at;
+  if (high > 0 && low <= high) return bisect(low, high, completes);
   if (!completes(0)) return std::nullopt;
   // At a depth no connection ever fills, nothing blocks on sending: as good as unbounded.
   const std::size_t tiles = options.tile_elements == 0
@@ -151,8 +174,8 @@ std::optional<int> Executor::search_min_fifo_depth(const RunOptions& options) co
   }
   const int limit = static_cast<int>(std::clamp<std::size_t>(most_messages, 1, 1u << 30));
   // Most algorithms need depth 1 or 2: probe 1, 2, 4, ... before bisecting what is left.
-  int low = 1;  // every depth below `low` deadlocks
-  int high = limit;
+  low = 1;
+  high = limit;
   for (int depth = 1; depth < limit; depth *= 2) {
     if (completes(depth)) {
       high = depth;
@@ -160,15 +183,7 @@ std::optional<int> Executor::search_min_fifo_depth(const RunOptions& options) co
     }
     low = depth + 1;
   }
-  while (low < high) {
-    const int middle = low + (high - low) / 2;
-    if (completes(middle)) {
-      high = middle;
-    } else {
-      low = middle + 1;
-    }
-  }
-  return low;
+  return bisect(low, high, completes);
 }
 
 }  // namespace weft::cpu

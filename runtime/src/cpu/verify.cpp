@@ -1,7 +1,6 @@
 #include "weft/runtime/verify.h"
 
 #include <algorithm>
-#include <new>
 #include <optional>
 #include <vector>
 
@@ -26,43 +25,22 @@ namespace {
 // largest deadlocking one and the smallest passing one; only the depths between are run.
 std::optional<int> min_fifo_depth(const Executor& executor, const RunOptions& probe,
                                   const std::vector<CaseResult>& cases) {
-  int low = 1;   // every depth below `low` deadlocks
-  int high = 0;  // completes at `high`; 0: no case showed one
+  Executor::KnownDepths known;
   for (const CaseResult& c : cases) {
     const RunOptions& o = c.options;
     if (o.in_place != probe.in_place || o.chunk_elements != probe.chunk_elements ||
         o.tile_elements != probe.tile_elements || o.fifo_depth <= 0) {
       continue;
     }
-    if (c.result.outcome == Outcome::Pass && (high == 0 || o.fifo_depth < high)) {
-      high = o.fifo_depth;
+    if (c.result.outcome == Outcome::Pass &&
+        (known.completes_at == 0 || o.fifo_depth < known.completes_at)) {
+      known.completes_at = o.fifo_depth;
     }
-    if (c.result.outcome == Outcome::Deadlock) low = std::max(low, o.fifo_depth + 1);
-  }
-  if (high == 0 || low > high) return executor.min_fifo_depth(probe);
-  try {
-    RunOptions run = probe;
-    run.op = ReduceOp::Sum;
-    run.record_trace = false;
-    run.check_races = false;  // only completion matters here
-    const std::vector<RankBuffers> inputs = executor.make_inputs(run);
-    auto completes = [&](int depth) {
-      run.fifo_depth = depth;
-      std::vector<RankBuffers> buffers = inputs;
-      return executor.execute(run, buffers).outcome == Outcome::Pass;
-    };
-    while (low < high) {
-      const int middle = low + (high - low) / 2;
-      if (completes(middle)) {
-        high = middle;
-      } else {
-        low = middle + 1;
-      }
+    if (c.result.outcome == Outcome::Deadlock) {
+      known.deadlocks_below = std::max(known.deadlocks_below, o.fifo_depth + 1);
     }
-    return low;
-  } catch (const std::bad_alloc&) {
-    return std::nullopt;
   }
+  return executor.min_fifo_depth(probe, known);
 }
 
 }  // namespace

@@ -158,12 +158,20 @@ class Executor {
   // Smallest FIFO depth (1..limit) at which the algorithm completes, or nothing if it deadlocks
   // even with unbounded FIFOs. Deadlock freedom is monotone in depth, so this is a search.
   std::optional<int> min_fifo_depth(const RunOptions& options) const;
+  // The same, started from what earlier runs of these S, T and call mode showed: every depth
+  // below `deadlocks_below` deadlocks and depth `completes_at` completes (0: none did). Only the
+  // depths between are run.
+  struct KnownDepths {
+    int deadlocks_below = 1;
+    int completes_at = 0;
+  };
+  std::optional<int> min_fifo_depth(const RunOptions& options, KnownDepths known) const;
 
   const ir::Algorithm& algorithm() const { return algo_; }
   const CollectiveSpec& spec() const { return spec_; }
 
  private:
-  std::optional<int> search_min_fifo_depth(const RunOptions& options) const;
+  std::optional<int> search_min_fifo_depth(const RunOptions& options, KnownDepths known) const;
 
   const ir::Algorithm& algo_;
   CollectiveSpec spec_;
