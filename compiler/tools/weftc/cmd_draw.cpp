@@ -4,7 +4,6 @@
 #include <cstddef>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +17,7 @@
 #include "commands.h"
 #include "load.h"
 #include "weft/runtime/predict/pictures.h"
+#include "weft/runtime/text_file.h"
 
 extern char** environ;  // POSIX: the environment posix_spawnp hands on to `dot`
 
@@ -32,28 +32,6 @@ struct DrawArgs {
   std::size_t max_nodes = predict::DotOptions{}.max_nodes;
   std::string profile = "weft";
 };
-
-// A reader (or a crash) never sees half a file: write beside the target, then rename over it.
-bool write_file_atomically(const std::string& path, const std::string& text, std::string& error) {
-  const std::string temporary = fmt::format("{}.tmp-{}", path, static_cast<long>(::getpid()));
-  auto fail = [&](const std::string& what) {
-    error = what;
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    return false;
-  };
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) return fail(fmt::format("cannot create {}: {}", temporary, std::strerror(errno)));
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.flush();
-    if (!out) return fail(fmt::format("cannot write {}: {}", temporary, std::strerror(errno)));
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) return fail(fmt::format("cannot rename {} to it: {}", temporary, ec.message()));
-  return true;
-}
 
 // A path as a program's argument: one that starts with '-' would be read as an option.
 std::string as_argument(const std::string& path) {
@@ -118,8 +96,8 @@ int run_draw(const DrawArgs& args) {
     return kUsage;
   }
   std::string error;
-  if (!write_file_atomically(args.dag, dot, error)) {
-    fmt::print(stderr, "weftc draw: {}: {}\n", args.dag, error);
+  if (!ir::write_text_file(args.dag, dot, &error)) {
+    fmt::print(stderr, "weftc draw: {}\n", error);
     return kFailed;
   }
   fmt::print("wrote {}\n", args.dag);

@@ -1,9 +1,5 @@
 // `weftc simulate`: predicted time, algbw and busbw per size of an algorithm file on a topology,
 // as nccl-tests prints measurements (DESIGN.md §7).
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +14,7 @@
 #include "weft/runtime/predict/nccl_model.h"
 #include "weft/runtime/predict/pictures.h"
 #include "weft/runtime/predict/simulator.h"
+#include "weft/runtime/text_file.h"
 #include "weft/runtime/types.h"
 
 namespace weft::weftc {
@@ -55,21 +52,10 @@ std::optional<NcclColumn> nccl_best(const std::vector<predict::NcclPrediction>& 
 }
 
 bool write_file(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) {
-      fmt::print(stderr, "weftc simulate: {}: cannot write\n", temporary);
-      return false;
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    fmt::print(stderr, "weftc simulate: {}: cannot write: {}\n", path, std::strerror(errno));
-    std::remove(temporary.c_str());
-    return false;
-  }
-  return true;
+  std::string error;
+  if (ir::write_text_file(path, text, &error)) return true;
+  fmt::print(stderr, "weftc simulate: {}\n", error);
+  return false;
 }
 
 // The timeline and the trace of one size, recorded.

@@ -1,8 +1,6 @@
 // `weftc topology T [--nodes A] [--gpus-per-node B] [--write-parameters FILE]`: what Weft makes of
 // a machine (vertices, links, routes' types, what was assumed), and its cost parameters as the
 // editable file `--parameters` reads back.
-#include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 
@@ -11,6 +9,7 @@
 #include "commands.h"
 #include "predict_options.h"
 #include "weft/runtime/predict/cost_parameters.h"
+#include "weft/runtime/text_file.h"
 
 namespace weft::weftc {
 
@@ -34,10 +33,10 @@ void add_topology_command(CLI::App& app, int& exit_code) {
     }
     fmt::print("{}", topology->describe());
     if (!args->write_parameters.empty()) {
-      std::ofstream out(args->write_parameters, std::ios::trunc);
-      out << predict::write_cost_parameters(topology->costs());
-      if (!out.flush()) {
-        fmt::print(stderr, "weftc topology: {}: cannot write\n", args->write_parameters);
+      std::string error;
+      if (!ir::write_text_file(args->write_parameters,
+                               predict::write_cost_parameters(topology->costs()), &error)) {
+        fmt::print(stderr, "weftc topology: {}\n", error);
         exit_code = kFailed;
         return;
       }

@@ -5,8 +5,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <new>
 #include <system_error>
+
+#include <fmt/format.h>
 
 namespace weft::ir {
 namespace {
@@ -104,6 +109,27 @@ std::string_view strip_utf8_bom(std::string_view text) {
   constexpr std::string_view kBom = "\xEF\xBB\xBF";
   if (text.substr(0, kBom.size()) == kBom) text.remove_prefix(kBom.size());
   return text;
+}
+
+bool write_text_file(const std::string& path, std::string_view text, std::string* error) {
+  const std::string temporary = fmt::format("{}.tmp-{}", path, static_cast<long>(::getpid()));
+  auto fail = [&](const std::string& what) {
+    if (error != nullptr) *error = fmt::format("{}: {}", path, what);
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    return false;
+  };
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) return fail(fmt::format("cannot create {}: {}", temporary, std::strerror(errno)));
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.flush();
+    if (!out) return fail(fmt::format("cannot write {}: {}", temporary, std::strerror(errno)));
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) return fail(fmt::format("cannot rename {} to it: {}", temporary, ec.message()));
+  return true;
 }
 
 }  // namespace weft::ir

@@ -1,15 +1,8 @@
 // Writing the IR as MSCCL XML, executor dialect, every attribute present. The text is built
 // directly rather than through a DOM: the compiler writes files of hundreds of thousands of steps.
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <string_view>
-#include <system_error>
 
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -86,26 +79,7 @@ std::string write_xml(const Algorithm& algo) {
 }
 
 bool write_xml_file(const Algorithm& algo, const std::string& path, std::string* error) {
-  const std::string text = write_xml(algo);
-  // A reader (or a crash) never sees half a file: write beside the target, then rename over it.
-  const std::string temporary = fmt::format("{}.tmp-{}", path, static_cast<long>(::getpid()));
-  auto fail = [&](const std::string& what) {
-    if (error != nullptr) *error = fmt::format("{}: {}", path, what);
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    return false;
-  };
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) return fail(fmt::format("cannot create {}: {}", temporary, std::strerror(errno)));
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.flush();
-    if (!out) return fail(fmt::format("cannot write {}: {}", temporary, std::strerror(errno)));
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) return fail(fmt::format("cannot rename {} to it: {}", temporary, ec.message()));
-  return true;
+  return write_text_file(path, write_xml(algo), error);
 }
 
 }  // namespace weft::ir

@@ -7,10 +7,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +25,7 @@
 #include "weft/dsl/error.h"
 #include "weft/runtime/predict/simulator.h"
 #include "weft/runtime/predict/tuning.h"
+#include "weft/runtime/text_file.h"
 #include "weft/runtime/xml.h"
 
 namespace weft::weftc {
@@ -56,7 +55,6 @@ struct TuneArgs {
 struct Candidate {
   std::string name;
   ir::Algorithm algorithm;
-  std::string origin;  // "library" or the file it came from
 };
 
 // The library's algorithms of the collective in every variant the arguments ask for, compiled
@@ -105,7 +103,7 @@ void library_candidates(const TuneArgs& args, const KnownAlgorithms& known, int 
             std::string text = ir::write_xml(unnamed);
             if (std::find(seen.begin(), seen.end(), text) != seen.end()) continue;
             seen.push_back(std::move(text));
-            out.push_back({name, std::move(algo), "library"});
+            out.push_back({name, std::move(algo)});
           } catch (const std::exception& e) {
             rejected.push_back(fmt::format("{}: {}", name, e.what()));
           }
@@ -123,16 +121,14 @@ bool prepare_output(const TuneArgs& args) {
       fmt::print(stderr, "weftc tune: {}: exists and is not a folder\n", args.output);
       return false;
     }
+    // Other files are left alone: the shim reads only *.xml.
     std::vector<fs::path> ours;
-    bool others = false;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
       const fs::path& p = entry.path();
       const std::string file = p.filename().string();
       if (p.extension() == ".xml" || file == "tuner.csv" || file == "bands.csv" ||
           file == "report.md" || file == "report.svg") {
         ours.push_back(p);
-      } else {
-        others = true;
       }
     }
     if (!ours.empty() && !args.force) {
@@ -142,7 +138,6 @@ bool prepare_output(const TuneArgs& args) {
                  args.output);
       return false;
     }
-    (void)others;  // other files are left alone: the shim reads only *.xml
     for (const fs::path& p : ours) fs::remove(p, ec);
   } else if (!fs::create_directories(dir, ec)) {
     fmt::print(stderr, "weftc tune: {}: cannot create the folder: {}\n", args.output, ec.message());
@@ -152,22 +147,10 @@ bool prepare_output(const TuneArgs& args) {
 }
 
 bool write_text(const fs::path& path, const std::string& text) {
-  const fs::path temporary = path.string() + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) {
-      fmt::print(stderr, "weftc tune: {}: cannot write\n", temporary.string());
-      return false;
-    }
-  }
-  std::error_code ec;
-  fs::rename(temporary, path, ec);
-  if (ec) {
-    fmt::print(stderr, "weftc tune: {}: cannot write: {}\n", path.string(), ec.message());
-    return false;
-  }
-  return true;
+  std::string error;
+  if (ir::write_text_file(path.string(), text, &error)) return true;
+  fmt::print(stderr, "weftc tune: {}\n", error);
+  return false;
 }
 
 std::string file_stem(const std::string& name) {
@@ -228,7 +211,7 @@ int tune(const TuneArgs& args) {
                  ir::to_string(algo->collective), algo->ngpus, ir::to_string(*collective), ranks);
       return kBadInput;
     }
-    candidates.push_back({fs::path(file).filename().string(), std::move(*algo), file});
+    candidates.push_back({fs::path(file).filename().string(), std::move(*algo)});
   }
   if (!args.no_library) {
     KnownAlgorithms known;

@@ -37,4 +37,8 @@ TextFile read_text_file(const std::string& path, const FileReadPolicy& policy);
 // `text` without a UTF-8 byte order mark at its start.
 std::string_view strip_utf8_bom(std::string_view text);
 
+// Writes `text` to `path` so that a reader (or a crash) never sees half a file: beside the target
+// first, then renamed over it. False, with `error` saying what failed and where, otherwise.
+bool write_text_file(const std::string& path, std::string_view text, std::string* error);
+
 }  // namespace weft::ir
