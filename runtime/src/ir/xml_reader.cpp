@@ -23,28 +23,10 @@ namespace weft::ir {
 namespace {
 
 using detail::DiagnosticSink;
+using detail::LineIndex;
 using detail::NumberError;
 using detail::parse_decimal;
 using detail::quote_value;
-
-// Byte offset -> 1-based line, by binary search over the newline positions.
-class LineIndex {
- public:
-  explicit LineIndex(std::string_view text) {
-    for (std::size_t k = 0; k < text.size(); ++k) {
-      if (text[k] == '\n') newlines_.push_back(k);
-    }
-  }
-  int line_of(std::ptrdiff_t offset) const {
-    if (offset < 0) return 0;
-    const auto before =
-        std::lower_bound(newlines_.begin(), newlines_.end(), static_cast<std::size_t>(offset));
-    return static_cast<int>(before - newlines_.begin()) + 1;
-  }
-
- private:
-  std::vector<std::size_t> newlines_;
-};
 
 // Where an element is: its line and its position path. The path text is only built for a
 // message, since a large file has hundreds of thousands of steps.

@@ -1,16 +1,40 @@
-// Private to weft_ir: small text helpers shared by the XML reader and writer.
+// Private to the runtime: small text helpers shared by the XML reader and writer (weft_ir) and
+// the NCCL topology reader (weft_predict).
 #pragma once
 
+#include <algorithm>
 #include <charconv>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 namespace weft::ir::detail {
 
 enum class NumberError { None, Empty, NotANumber, OutOfRange };
+
+// Byte offset -> 1-based line, by binary search over the newline positions (pugixml reports
+// offsets).
+class LineIndex {
+ public:
+  explicit LineIndex(std::string_view text) {
+    for (std::size_t k = 0; k < text.size(); ++k) {
+      if (text[k] == '\n') newlines_.push_back(k);
+    }
+  }
+  int line_of(std::ptrdiff_t offset) const {
+    if (offset < 0) return 0;
+    const auto before =
+        std::lower_bound(newlines_.begin(), newlines_.end(), static_cast<std::size_t>(offset));
+    return static_cast<int>(before - newlines_.begin()) + 1;
+  }
+
+ private:
+  std::vector<std::size_t> newlines_;
+};
 
 // Strict decimal parsing: the whole value must be the number ("12abc", " 12", "+3", "" and values
 // that overflow T are refused), because a silently truncated offset or count would load a

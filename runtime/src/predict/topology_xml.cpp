@@ -15,29 +15,12 @@
 
 #include "weft/runtime/predict/presets.h"
 #include "weft/runtime/text_file.h"
+#include "xml_text.h"
 
 namespace weft::predict {
 namespace {
 
-// Byte offset -> 1-based line.
-class LineIndex {
- public:
-  explicit LineIndex(std::string_view text) {
-    for (std::size_t k = 0; k < text.size(); ++k) {
-      if (text[k] == '\n') newlines_.push_back(k);
-    }
-  }
-  int line_of(std::ptrdiff_t offset) const {
-    if (offset < 0) return 0;
-    return static_cast<int>(std::lower_bound(newlines_.begin(), newlines_.end(),
-                                             static_cast<std::size_t>(offset)) -
-                            newlines_.begin()) +
-           1;
-  }
-
- private:
-  std::vector<std::size_t> newlines_;
-};
+using ir::detail::LineIndex;
 
 bool parse_int(std::string_view text, int& out, int base = 10) {
   if (base == 16 && (text.starts_with("0x") || text.starts_with("0X"))) text.remove_prefix(2);

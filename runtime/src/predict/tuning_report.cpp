@@ -7,6 +7,7 @@
 
 #include "weft/runtime/predict/nccl_model.h"
 #include "weft/runtime/predict/tuning.h"
+#include "xml_text.h"
 
 namespace weft::predict {
 
@@ -32,24 +33,7 @@ double busbw(const Contender& c, std::size_t i, std::uint64_t bytes, double fact
 
 std::string escape(std::string_view text) {
   std::string out;
-  for (char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += ch;
-    }
-  }
+  ir::detail::append_escaped(out, text);
   return out;
 }
 
