@@ -27,8 +27,8 @@ void FlowNetwork::rerate(int id, double now) {
 
 void FlowNetwork::touch_links(std::span<const LinkUse> uses, double now) {
   for (const LinkUse& use : uses) {
-    for (const Member& m : members_[static_cast<std::size_t>(use.link)]) {
-      settle(flows_[static_cast<std::size_t>(m.flow)], now);
+    for (const int member : members_[static_cast<std::size_t>(use.link)]) {
+      settle(flows_[static_cast<std::size_t>(member)], now);
     }
   }
 }
@@ -37,10 +37,10 @@ void FlowNetwork::rerate_links(std::span<const LinkUse> uses, double now, int sk
   // A flow that shares several links with the changed one is re-rated once.
   ++pass_;
   for (const LinkUse& use : uses) {
-    for (const Member& m : members_[static_cast<std::size_t>(use.link)]) {
-      if (m.flow == skip || stamp_[static_cast<std::size_t>(m.flow)] == pass_) continue;
-      stamp_[static_cast<std::size_t>(m.flow)] = pass_;
-      rerate(m.flow, now);
+    for (const int member : members_[static_cast<std::size_t>(use.link)]) {
+      if (member == skip || stamp_[static_cast<std::size_t>(member)] == pass_) continue;
+      stamp_[static_cast<std::size_t>(member)] = pass_;
+      rerate(member, now);
     }
   }
 }
@@ -66,9 +66,8 @@ int FlowNetwork::start(double now, double bytes, std::span<const LinkUse> uses, 
   for (const LinkUse& use : uses) {
     const auto l = static_cast<std::size_t>(use.link);
     load_[l] += use.weight;
-    members_[l].push_back({id, use.weight});
+    members_[l].push_back(id);
   }
-  ++running_;
   rerate_links(uses, now, id);
   rerate(id, now);
   return id;
@@ -91,15 +90,13 @@ void FlowNetwork::finish(double now, int id) {
   for (const LinkUse& use : flow.uses) {
     const auto l = static_cast<std::size_t>(use.link);
     auto& list = members_[l];
-    const auto it =
-        std::find_if(list.begin(), list.end(), [id](const Member& m) { return m.flow == id; });
+    const auto it = std::find(list.begin(), list.end(), id);
     if (it != list.end()) {
       *it = list.back();
       list.pop_back();
     }
     load_[l] = list.empty() ? 0 : std::max(0.0, load_[l] - use.weight);
   }
-  --running_;
   const std::vector<LinkUse> uses = std::move(flow.uses);
   flow.uses.clear();
   touch_links(uses, now);

@@ -36,7 +36,6 @@ class FlowNetwork {
   std::optional<std::pair<double, int>> next_end();
   // Ends flow `id` at `now` (its next_end()).
   void finish(double now, int id);
-  int running() const { return running_; }
 
  private:
   struct Flow {
@@ -47,10 +46,6 @@ class FlowNetwork {
     double updated = 0;
     std::uint32_t version = 0;
     bool active = false;
-  };
-  struct Member {
-    int flow = 0;
-    double weight = 0;
   };
   struct End {
     double time = 0;
@@ -67,14 +62,13 @@ class FlowNetwork {
   void rerate_links(std::span<const LinkUse> uses, double now, int skip);
 
   std::vector<double> capacity_;
-  std::vector<double> load_;                  // per link: weight of running flows
-  std::vector<std::vector<Member>> members_;  // per link: running flows on it
+  std::vector<double> load_;               // per link: weight of running flows
+  std::vector<std::vector<int>> members_;  // per link: running flows on it
   std::vector<Flow> flows_;
   std::vector<int> free_ids_;
   std::priority_queue<End, std::vector<End>, std::greater<>> ends_;
   std::vector<std::uint32_t> stamp_;  // per flow: last rerate pass that saw it
   std::uint32_t pass_ = 0;
-  int running_ = 0;
 };
 
 }  // namespace weft::predict::detail
