@@ -15,20 +15,28 @@ CollectiveSpec executor_spec(const dsl::Program& program, const ir::Algorithm& a
   const dsl::Replication layout = program.options().replication;
   if (n == 1) return base;
   CollectiveSpec spec = base;
-  for (std::size_t r = 0; r < base.expected.size(); ++r) {
+  spec.expected = ExpectedOutputs{};
+  for (std::size_t r = 0; r < base.input_chunks.size(); ++r) {
     spec.input_chunks[r] = base.input_chunks[r] * n;
     spec.output_chunks[r] = base.output_chunks[r] * n;
-    spec.expected[r].assign(static_cast<std::size_t>(spec.output_chunks[r]), {});
-    for (std::size_t o = 0; o < base.expected[r].size(); ++o) {
+  }
+  for (int r = 0; r < base.expected.ranks(); ++r) {
+    const auto ur = static_cast<std::size_t>(r);
+    std::vector<std::vector<ChunkId>> outputs(static_cast<std::size_t>(spec.output_chunks[ur]));
+    for (int o = 0; o < base.expected.chunks(r); ++o) {
       for (int i = 0; i < n; ++i) {
-        const int into = replicated_index(static_cast<int>(o), i, n, layout, base.output_chunks[r]);
-        auto& chunks = spec.expected[r][static_cast<std::size_t>(into)];
-        for (const ChunkId& id : base.expected[r][o]) {
+        const int into = replicated_index(o, i, n, layout, base.output_chunks[ur]);
+        auto& chunks = outputs[static_cast<std::size_t>(into)];
+        for (const ChunkId& id : base.expected.at(r, o)) {
           chunks.push_back(
               {id.rank, replicated_index(id.chunk, i, n, layout,
                                          base.input_chunks[static_cast<std::size_t>(id.rank)])});
         }
       }
+    }
+    spec.expected.add_rank(static_cast<int>(outputs.size()));
+    for (std::size_t c = 0; c < outputs.size(); ++c) {
+      spec.expected.set(r, static_cast<int>(c), outputs[c]);
     }
   }
   return spec;

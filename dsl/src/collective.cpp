@@ -280,15 +280,12 @@ CollectiveSpec Collective::custom_spec() const {
   const auto n = static_cast<std::size_t>(ranks_);
   spec.input_chunks.resize(n);
   spec.output_chunks.resize(n);
-  spec.expected.resize(n);
   for (int r = 0; r < ranks_; ++r) {
     const auto ur = static_cast<std::size_t>(r);
     spec.input_chunks[ur] = input_chunks(r);
     spec.output_chunks[ur] = output_chunks(r);
-    spec.expected[ur].resize(static_cast<std::size_t>(output_chunks(r)));
-    for (int k = 0; k < output_chunks(r); ++k) {
-      spec.expected[ur][static_cast<std::size_t>(k)] = expected(r, k);
-    }
+    spec.expected.add_rank(output_chunks(r));
+    for (int k = 0; k < output_chunks(r); ++k) spec.expected.set(r, k, expected(r, k));
   }
   return spec;
 }

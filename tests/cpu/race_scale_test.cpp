@@ -69,8 +69,10 @@ CollectiveSpec ring_round_trip_spec(int ranks) {
   spec.input_chunks[0] = 1;
   spec.output_chunks.assign(static_cast<std::size_t>(ranks), 0);
   spec.output_chunks[0] = 3;
-  spec.expected.assign(static_cast<std::size_t>(ranks), {});
-  spec.expected[0] = {{{0, 0}}, {{0, 0}}, {}};
+  spec.expected.set_ranks(ranks);
+  spec.expected.set_chunks(0, 3);
+  spec.expected.set(0, 0, {{0, 0}});
+  spec.expected.set(0, 1, {{0, 0}});
   return spec;
 }
 

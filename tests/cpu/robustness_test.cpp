@@ -178,7 +178,7 @@ TEST_CASE("a spec that does not fit the algorithm is refused", "[cpu][robust]") 
   CHECK_THAT(Executor(algo, CollectiveSpec{}).run(options).message,
              Catch::StartsWith("no collective spec to check"));
   CollectiveSpec spec = standard_spec(algo, 0);
-  spec.expected[1][2] = {{0, 3}};  // rank 0 has input chunks 0..2
+  spec.expected.set(1, 2, {{0, 3}});  // rank 0 has input chunks 0..2
   CHECK(Executor(algo, spec).run(options).message ==
         "the collective spec has rank 1 output chunk 2 take input chunk 3 of rank 0, which does "
         "not exist");

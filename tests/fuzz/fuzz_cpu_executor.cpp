@@ -30,7 +30,7 @@ weft::CollectiveSpec spec_for(const weft::ir::Algorithm& algo) {
   for (int r = 0; r < algo.ngpus; ++r) {
     spec.input_chunks.push_back(weft::ir::input_extent_chunks(algo, r));
     spec.output_chunks.push_back(weft::ir::output_extent_chunks(algo, r));
-    spec.expected.emplace_back(static_cast<std::size_t>(spec.output_chunks.back()));
+    spec.expected.add_rank(spec.output_chunks.back());
   }
   return spec;
 }

@@ -47,7 +47,7 @@ CollectiveSpec spec_for(const ir::Algorithm& algo, int root, bool& has_postcondi
     for (int r = 0; r < algo.ngpus; ++r) {
       spec.input_chunks.push_back(ir::input_extent_chunks(algo, r));
       spec.output_chunks.push_back(ir::output_extent_chunks(algo, r));
-      spec.expected.emplace_back(static_cast<std::size_t>(spec.output_chunks.back()));
+      spec.expected.add_rank(spec.output_chunks.back());
     }
   }
   return spec;

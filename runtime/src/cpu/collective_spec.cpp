@@ -8,11 +8,9 @@ namespace weft {
 
 namespace {
 
-using ContributorList = std::vector<ChunkId>;
-
 // Input chunk `chunk` of every rank: what a reducing collective combines into one output chunk.
-ContributorList from_every_rank(int ngpus, int chunk) {
-  ContributorList list;
+std::vector<ChunkId> from_every_rank(int ngpus, int chunk) {
+  std::vector<ChunkId> list;
   list.reserve(static_cast<std::size_t>(ngpus));
   for (int q = 0; q < ngpus; ++q) list.push_back({q, chunk});
   return list;
@@ -42,36 +40,47 @@ CollectiveSpec standard_spec(const ir::Algorithm& algo, int root) {
   spec.root = rooted ? root : -1;
   spec.input_chunks.resize(static_cast<std::size_t>(n));
   spec.output_chunks.resize(static_cast<std::size_t>(n));
-  spec.expected.resize(static_cast<std::size_t>(n));
+  ExpectedOutputs& expected = spec.expected;
+  expected.set_ranks(n);
+  // Lists every rank expects alike, by output chunk: made once, shared by the ranks.
+  std::vector<int> shared;
+  auto shared_list = [&](int c, auto make) {
+    if (shared.size() <= static_cast<std::size_t>(c)) {
+      shared.resize(static_cast<std::size_t>(c) + 1, ExpectedOutputs::kUnspecified);
+    }
+    int& list = shared[static_cast<std::size_t>(c)];
+    if (list == ExpectedOutputs::kUnspecified) list = expected.add_list(make());
+    return list;
+  };
   for (int r = 0; r < n; ++r) {
     const auto ur = static_cast<std::size_t>(r);
     spec.input_chunks[ur] = ir::input_extent_chunks(algo, r);
     spec.output_chunks[ur] = ir::output_extent_chunks(algo, r);
-    auto& outputs = spec.expected[ur];
-    outputs.resize(static_cast<std::size_t>(spec.output_chunks[ur]));
+    expected.set_chunks(r, spec.output_chunks[ur]);
     for (int c = 0; c < spec.output_chunks[ur]; ++c) {
-      auto& into = outputs[static_cast<std::size_t>(c)];
       switch (algo.collective) {
         case ir::Collective::AllReduce:
-          into = from_every_rank(n, c);
+          expected.set_list(r, c, shared_list(c, [&] { return from_every_rank(n, c); }));
           break;
         case ir::Collective::AllGather:
           // Output block q is rank q's whole input.
-          into = {{c / block, c % block}};
+          expected.set_list(r, c, shared_list(c, [&] {
+                              return std::vector<ChunkId>{{c / block, c % block}};
+                            }));
           break;
         case ir::Collective::ReduceScatter:
           // Rank r's output is block r of everyone's input, reduced.
-          into = from_every_rank(n, r * block + c);
+          expected.set(r, c, from_every_rank(n, r * block + c));
           break;
         case ir::Collective::AllToAll:
           // Output block q of rank r is input block r of rank q.
-          into = {{c / block, r * block + c % block}};
+          expected.set(r, c, {{c / block, r * block + c % block}});
           break;
         case ir::Collective::Broadcast:
-          into = {{root, c}};
+          expected.set_list(r, c, shared_list(c, [&] { return std::vector<ChunkId>{{root, c}}; }));
           break;
         case ir::Collective::Reduce:
-          if (r == root) into = from_every_rank(n, c);
+          if (r == root) expected.set(r, c, from_every_rank(n, c));
           break;
         case ir::Collective::Custom:
           break;

@@ -7,6 +7,7 @@
 
 #include "element_ops.h"
 #include "plan.h"
+#include "run_cache.h"
 #include "schedule.h"
 #include "weft/runtime/geometry.h"
 
@@ -100,36 +101,80 @@ RunResult Executor::execute(const RunOptions& options, std::vector<RankBuffers>&
   }
 }
 
+RunCache::RunCache() : state_(std::make_unique<detail::RunCacheState>()) {}
+RunCache::~RunCache() = default;
+RunCache::RunCache(RunCache&&) noexcept = default;
+RunCache& RunCache::operator=(RunCache&&) noexcept = default;
+
 RunResult Executor::run(const RunOptions& options) const {
   try {
-    const std::vector<RankBuffers> inputs = make_inputs(options);
-    if (inputs.empty()) {
-      // make_inputs found the call impossible; execute says why.
-      std::vector<RankBuffers> none;
-      return execute(options, none);
-    }
-    std::vector<RankBuffers> results = inputs;
-    RunResult result = execute(options, results);
-    if (result.outcome == Outcome::Pass) check(options, inputs, results, result);
-    if (result.outcome == Outcome::Race) {
-      // The race is the verdict whatever the data; a wrong result too is worth showing.
-      RunResult checked;
-      checked.outcome = Outcome::Pass;
-      if (!check(options, inputs, results, checked)) {
-        if (checked.outcome == Outcome::Error) {
-          checked.races = std::move(result.races);
-          checked.race_count = result.race_count;
-          return checked;
-        }
-        result.mismatches = std::move(checked.mismatches);
-        result.mismatch_count = checked.mismatch_count;
-        result.message += "; the result is wrong too: " + checked.message;
-      }
-    }
-    return result;
+    return run_from(options, make_inputs(options), nullptr);
   } catch (const std::bad_alloc&) {
     return error_result(out_of_memory(options));
   }
+}
+
+RunResult Executor::run(const RunOptions& options, RunCache& cache) const {
+  detail::RunCacheState& state = *cache.state_;
+  try {
+    if (state.owner != this) {
+      state = detail::RunCacheState{};
+      state.owner = this;
+    }
+    if (!state.has_inputs || state.inputs_dtype != options.dtype || state.inputs_op != options.op ||
+        state.inputs_chunk_elements != options.chunk_elements ||
+        state.inputs_in_place != options.in_place) {
+      state.has_inputs = false;
+      state.inputs.clear();
+      state.inputs = make_inputs(options);
+      state.has_inputs = true;
+      state.inputs_dtype = options.dtype;
+      state.inputs_op = options.op;
+      state.inputs_chunk_elements = options.chunk_elements;
+      state.inputs_in_place = options.in_place;
+    }
+    if (!state.has_expected || state.expected_dtype != options.dtype ||
+        state.expected_op != options.op ||
+        state.expected_chunk_elements != options.chunk_elements) {
+      state.expected.clear();
+      state.has_expected = true;
+      state.expected_dtype = options.dtype;
+      state.expected_op = options.op;
+      state.expected_chunk_elements = options.chunk_elements;
+    }
+    return run_from(options, state.inputs, &state);
+  } catch (const std::bad_alloc&) {
+    state = detail::RunCacheState{};  // whatever it held may be incomplete
+    return error_result(out_of_memory(options));
+  }
+}
+
+RunResult Executor::run_from(const RunOptions& options, const std::vector<RankBuffers>& inputs,
+                             detail::RunCacheState* cache) const {
+  if (inputs.empty()) {
+    // make_inputs found the call impossible; execute says why.
+    std::vector<RankBuffers> none;
+    return execute(options, none);
+  }
+  std::vector<RankBuffers> results = inputs;
+  RunResult result = execute(options, results);
+  if (result.outcome == Outcome::Pass) check(options, inputs, results, result, cache);
+  if (result.outcome == Outcome::Race) {
+    // The race is the verdict whatever the data; a wrong result too is worth showing.
+    RunResult checked;
+    checked.outcome = Outcome::Pass;
+    if (!check(options, inputs, results, checked, cache)) {
+      if (checked.outcome == Outcome::Error) {
+        checked.races = std::move(result.races);
+        checked.race_count = result.race_count;
+        return checked;
+      }
+      result.mismatches = std::move(checked.mismatches);
+      result.mismatch_count = checked.mismatch_count;
+      result.message += "; the result is wrong too: " + checked.message;
+    }
+  }
+  return result;
 }
 
 std::optional<int> Executor::min_fifo_depth(const RunOptions& options) const {

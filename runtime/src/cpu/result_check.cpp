@@ -4,13 +4,14 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <unordered_map>
+#include <span>
 
 #include <fmt/format.h>
 
 #include "buffer_location.h"
 #include "element_ops.h"
 #include "plan.h"
+#include "run_cache.h"
 #include "schedule.h"
 #include "weft/runtime/cpu_executor.h"
 
@@ -20,29 +21,18 @@ namespace {
 
 constexpr std::size_t kMismatchesKept = 10;
 
-// What one output chunk must hold, element by element. Integer types: the exact bytes (wrapping
-// arithmetic is associative, so any order gives them). Floating types: the exact value and the
-// error any reduction order may add.
-struct ExpectedChunk {
-  std::vector<std::byte> exact;
-  std::vector<long double> value;
-  std::vector<long double> tolerance;
-};
+using detail::ExpectedChunk;
 
 class Checker {
  public:
   Checker(const ir::Algorithm& algo, const RunOptions& options, const detail::ElementOps& ops,
-          const std::vector<RankBuffers>& inputs)
-      : algo_(algo), options_(options), ops_(ops), inputs_(inputs) {}
+          const std::vector<RankBuffers>& inputs, detail::ExpectedByList& memo)
+      : algo_(algo), options_(options), ops_(ops), inputs_(inputs), memo_(memo) {}
 
-  // Valid until the next call for a single contributor: a plain copy, whose expected values
-  // are not worth keeping (an alltoall has one per output chunk, millions at scale).
-  const ExpectedChunk& expected(const std::vector<ChunkId>& contributors) {
-    if (contributors.size() == 1) {
-      single_ = compute(contributors);
-      return single_;
-    }
-    auto [it, inserted] = memo_.try_emplace(contributors);
+  // The expected values of a list with several contributors, computed once per list: an
+  // allreduce's ranks all expect the same list for a chunk.
+  const ExpectedChunk& expected(int list, std::span<const ChunkId> contributors) {
+    auto [it, inserted] = memo_.try_emplace(list);
     if (inserted) it->second = compute(contributors);
     return it->second;
   }
@@ -55,8 +45,7 @@ class Checker {
            static_cast<std::size_t>(where.chunk) * options_.chunk_elements * ops_.size;
   }
 
- private:
-  ExpectedChunk compute(const std::vector<ChunkId>& contributors) const {
+  ExpectedChunk compute(std::span<const ChunkId> contributors) const {
     const std::size_t elements = options_.chunk_elements;
     ExpectedChunk out;
     if (!is_floating(ops_.type)) {
@@ -114,26 +103,12 @@ class Checker {
     return out;
   }
 
+ private:
   const ir::Algorithm& algo_;
   const RunOptions& options_;
   const detail::ElementOps& ops_;
   const std::vector<RankBuffers>& inputs_;
-  // Hashed: an allreduce looks up every rank's copy of the same long list of contributors, which
-  // an ordered map compares element by element at every level.
-  struct Hash {
-    std::size_t operator()(const std::vector<ChunkId>& ids) const {
-      std::uint64_t h = ids.size();
-      for (const ChunkId& id : ids) {
-        h = (h ^ ((static_cast<std::uint64_t>(static_cast<std::uint32_t>(id.rank)) << 32) |
-                  static_cast<std::uint32_t>(id.chunk))) *
-            0x9e3779b97f4a7c15ULL;
-        h ^= h >> 29;
-      }
-      return static_cast<std::size_t>(h);
-    }
-  };
-  std::unordered_map<std::vector<ChunkId>, ExpectedChunk, Hash> memo_;
-  ExpectedChunk single_;
+  detail::ExpectedByList& memo_;
 };
 
 std::string describe_expected(const detail::ElementOps& ops, const ExpectedChunk& expected,
@@ -159,24 +134,40 @@ std::string check_spec_fits(const ir::Algorithm& algo, const CollectiveSpec& spe
         "one needs nchunksperloop to fit the ranks)",
         spec.name.empty() ? algo.collective_name : spec.name);
   }
-  if (spec.ngpus != algo.ngpus || spec.expected.size() != static_cast<std::size_t>(algo.ngpus)) {
+  const ExpectedOutputs& expected = spec.expected;
+  if (spec.ngpus != algo.ngpus || expected.ranks() != algo.ngpus) {
     return fmt::format("the collective spec is for {} ranks, the algorithm has {}", spec.ngpus,
                        algo.ngpus);
   }
-  // Every contributor is checked against its rank's input extent, looked up once per rank.
+  // Every contributor is checked against its rank's input extent, looked up once per rank, and
+  // every list once however many chunks share it.
   std::vector<int> input_extents(static_cast<std::size_t>(algo.ngpus));
   for (int r = 0; r < algo.ngpus; ++r) {
     input_extents[static_cast<std::size_t>(r)] = ir::input_extent_chunks(algo, r);
   }
+  enum : std::uint8_t { kUnchecked, kFits, kMissing };
+  std::vector<std::uint8_t> list_state(static_cast<std::size_t>(expected.lists()), kUnchecked);
   for (int r = 0; r < spec.ngpus; ++r) {
-    const auto& outputs = spec.expected[static_cast<std::size_t>(r)];
     const int extent = ir::output_extent_chunks(algo, r);
-    if (outputs.size() > static_cast<std::size_t>(std::max(extent, 0))) {
+    if (expected.chunks(r) > std::max(extent, 0)) {
       return fmt::format("the collective spec names {} output chunks of rank {}, which has {}",
-                         outputs.size(), r, extent);
+                         expected.chunks(r), r, extent);
     }
-    for (std::size_t c = 0; c < outputs.size(); ++c) {
-      for (ChunkId id : outputs[c]) {
+    for (int c = 0; c < expected.chunks(r); ++c) {
+      const int list = expected.list(r, c);
+      if (list == ExpectedOutputs::kUnspecified) continue;
+      std::uint8_t& state = list_state[static_cast<std::size_t>(list)];
+      if (state == kUnchecked) {
+        state = kFits;
+        for (ChunkId id : expected.items(list)) {
+          if (id.rank < 0 || id.rank >= algo.ngpus || id.chunk < 0 ||
+              id.chunk >= input_extents[static_cast<std::size_t>(id.rank)]) {
+            state = kMissing;
+          }
+        }
+      }
+      if (state == kFits) continue;
+      for (ChunkId id : expected.items(list)) {
         if (id.rank < 0 || id.rank >= algo.ngpus || id.chunk < 0 ||
             id.chunk >= input_extents[static_cast<std::size_t>(id.rank)]) {
           return fmt::format(
@@ -194,12 +185,19 @@ std::string check_spec_fits(const ir::Algorithm& algo, const CollectiveSpec& spe
 
 bool Executor::check(const RunOptions& options, const std::vector<RankBuffers>& inputs,
                      const std::vector<RankBuffers>& results, RunResult& into) const {
+  return check(options, inputs, results, into, nullptr);
+}
+
+bool Executor::check(const RunOptions& options, const std::vector<RankBuffers>& inputs,
+                     const std::vector<RankBuffers>& results, RunResult& into,
+                     detail::RunCacheState* cache) const {
   auto refuse = [&into](std::string message) {
     into.outcome = Outcome::Error;
     into.message = std::move(message);
     return false;
   };
-  // A broadcast or reduce spec is re-derived for the root the run names.
+  // A broadcast or reduce spec is re-derived for the root the run names; its list ids are its
+  // own, so the cache's expected values do not apply to it.
   CollectiveSpec derived;
   const CollectiveSpec* spec = &spec_;
   if (spec_.root >= 0 && options.root != spec_.root) {
@@ -209,6 +207,7 @@ bool Executor::check(const RunOptions& options, const std::vector<RankBuffers>& 
     }
     derived = standard_spec(algo_, options.root);
     spec = &derived;
+    cache = nullptr;
   }
   if (std::string problem = check_spec_fits(algo_, *spec); !problem.empty()) return refuse(problem);
   if (!plan_->error.empty()) return refuse(plan_->error);
@@ -231,46 +230,54 @@ bool Executor::check(const RunOptions& options, const std::vector<RankBuffers>& 
     }
   }
 
-  Checker checker(algo_, options, *ops, inputs);
+  detail::ExpectedByList own;
+  Checker checker(algo_, options, *ops, inputs, cache != nullptr ? cache->expected : own);
+  const ExpectedOutputs& expected_outputs = spec->expected;
   const std::size_t elements = options.chunk_elements;
+  const std::size_t chunk_bytes = elements * ops->size;
+  // A copy must hold its input's bytes; with avg every input is scaled first, so it need not.
+  const bool copies_compare_bytes = options.op != ReduceOp::Avg;
   std::size_t checked = 0;
   std::size_t wrong = 0;
   std::vector<Mismatch> kept;
-  // Ranks often expect the same contributors in the same chunk (allreduce, allgather): compared
-  // with the previous rank's list, that costs no hashing of long lists.
-  std::vector<const ExpectedChunk*> previous;
+  ExpectedChunk single;
   for (int r = 0; r < spec->ngpus; ++r) {
-    const auto& outputs = spec->expected[static_cast<std::size_t>(r)];
-    const auto* before = r > 0 ? &spec->expected[static_cast<std::size_t>(r) - 1] : nullptr;
-    previous.resize(std::max(previous.size(), outputs.size()), nullptr);
-    for (std::size_t c = 0; c < outputs.size(); ++c) {
-      if (outputs[c].empty()) continue;  // left unspecified by the collective
-      const ExpectedChunk* same = nullptr;
-      if (before != nullptr && c < before->size() && previous[c] != nullptr &&
-          (*before)[c] == outputs[c]) {
-        same = previous[c];
-      }
-      const ExpectedChunk& expected = same != nullptr ? *same : checker.expected(outputs[c]);
-      previous[c] = outputs[c].size() == 1 ? nullptr : &expected;
-      const auto where =
-          detail::locate(algo_, r, ir::BufferKind::Output, static_cast<int>(c), options.in_place);
+    for (int c = 0; c < expected_outputs.chunks(r); ++c) {
+      const int list = expected_outputs.list(r, c);
+      if (list == ExpectedOutputs::kUnspecified) continue;  // left unspecified by the collective
+      const std::span<const ChunkId> contributors = expected_outputs.items(list);
+      const auto where = detail::locate(algo_, r, ir::BufferKind::Output, c, options.in_place);
       const std::byte* found =
           detail::bytes_of(results[static_cast<std::size_t>(r)], where.buffer).data() +
-          static_cast<std::size_t>(where.chunk) * elements * ops->size;
+          static_cast<std::size_t>(where.chunk) * chunk_bytes;
+      const ExpectedChunk* expected = nullptr;
+      if (contributors.size() == 1) {
+        // Equal bytes pass element by element too (the exact value; for integers, the bytes);
+        // only a chunk that differs is worth its expected values.
+        if (copies_compare_bytes &&
+            std::memcmp(found, checker.input_chunk(contributors.front()), chunk_bytes) == 0) {
+          checked += elements;
+          continue;
+        }
+        single = checker.compute(contributors);
+        expected = &single;
+      } else {
+        expected = &checker.expected(list, contributors);
+      }
       for (std::size_t e = 0; e < elements; ++e) {
         ++checked;
         const std::byte* element = found + e * ops->size;
         bool ok;
-        if (!expected.exact.empty()) {
-          ok = std::memcmp(element, expected.exact.data() + e * ops->size, ops->size) == 0;
+        if (!expected->exact.empty()) {
+          ok = std::memcmp(element, expected->exact.data() + e * ops->size, ops->size) == 0;
         } else {
           const long double value = ops->value(element);
-          ok = std::fabs(value - expected.value[e]) <= expected.tolerance[e];
+          ok = std::fabs(value - expected->value[e]) <= expected->tolerance[e];
         }
         if (ok) continue;
         if (++wrong <= kMismatchesKept) {
-          kept.push_back({r, ir::BufferKind::Output, static_cast<int>(c), e,
-                          describe_expected(*ops, expected, e), describe_found(*ops, element)});
+          kept.push_back({r, ir::BufferKind::Output, c, e, describe_expected(*ops, *expected, e),
+                          describe_found(*ops, element)});
         }
       }
     }

@@ -120,7 +120,24 @@ struct RankBuffers {
 
 namespace detail {
 struct Plan;  // the algorithm flattened for execution, built once per Executor
-}
+struct RunCacheState;
+}  // namespace detail
+
+// What runs of one executor may share: the inputs of one call shape (type, operator, S, call
+// mode; inputs depend on nothing else) and the expected values the check computed from them. A
+// sweep over tile sizes, depths and seeds, like verify(), makes both once instead of per run. It
+// keeps the latest call shape only, and belongs to the executor it was first used with.
+class RunCache {
+ public:
+  RunCache();
+  ~RunCache();
+  RunCache(RunCache&&) noexcept;
+  RunCache& operator=(RunCache&&) noexcept;
+
+ private:
+  friend class Executor;
+  std::unique_ptr<detail::RunCacheState> state_;
+};
 
 // Reductions (DESIGN.md §3): sum, prod, min and max for every type, integers wrapping; min and max
 // of floating types propagate NaN so that reading never-written memory shows. Avg follows NCCL's
@@ -137,6 +154,8 @@ class Executor {
   // the outcome Race even when the result happens to be right; when it is also wrong,
   // mismatches say where.
   RunResult run(const RunOptions& options) const;
+  // The same, reusing what `cache` holds from earlier runs of this executor.
+  RunResult run(const RunOptions& options, RunCache& cache) const;
 
   // Runs on caller-provided buffers (sized for chunk_elements) without checking results: used to
   // compute reference outputs for other runtimes. Outcome is Pass unless it deadlocked, erred or
@@ -172,6 +191,11 @@ class Executor {
 
  private:
   std::optional<int> search_min_fifo_depth(const RunOptions& options, KnownDepths known) const;
+  RunResult run_from(const RunOptions& options, const std::vector<RankBuffers>& inputs,
+                     detail::RunCacheState* cache) const;
+  bool check(const RunOptions& options, const std::vector<RankBuffers>& inputs,
+             const std::vector<RankBuffers>& results, RunResult& into,
+             detail::RunCacheState* cache) const;
 
   const ir::Algorithm& algo_;
   CollectiveSpec spec_;
