@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "light_queue.h"
 #include "plan.h"
 #include "weft/runtime/cpu_executor.h"
 
@@ -77,28 +78,6 @@ class RaceDetector {
     std::uint32_t slot = 0;
     int remaining = 0;  // dependency targets: waiters that have not joined it yet
   };
-  // A FIFO that costs one empty vector while unused: there is one per connection and per
-  // dependency target, up to millions (std::deque allocates on construction).
-  template <typename T>
-  struct Queue {
-    std::vector<T> items;
-    std::size_t head = 0;
-    bool empty() const { return head == items.size(); }
-    std::size_t size() const { return items.size() - head; }
-    T& operator[](std::size_t k) { return items[head + k]; }
-    T& front() { return items[head]; }
-    void push_back(const T& item) { items.push_back(item); }
-    void pop_front() {
-      if (++head == items.size()) {
-        items.clear();
-        head = 0;
-      } else if (head >= 64 && head * 2 >= items.size()) {
-        items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(head));
-        head = 0;
-      }
-    }
-  };
-
   void build_components();
   bool dense(int g) const { return dense_base_[static_cast<std::size_t>(g)] != kSparse; }
   Clock* dense_clock(int g) { return clocks_.data() + dense_base_[static_cast<std::size_t>(g)]; }
@@ -136,10 +115,10 @@ class RaceDetector {
 
   std::vector<int> target_of_step_;  // per ModeLayout step: index of its dependency target, or -1
   std::vector<int> waiters_;         // per target: steps that depend on it
-  std::vector<Queue<Snapshot>> target_snapshots_;  // per target, consecutive tiles
+  std::vector<LightQueue<Snapshot>> target_snapshots_;  // per target, consecutive tiles
 
-  std::vector<Queue<std::uint32_t>> sent_;      // per connection: senders' clocks in flight
-  std::vector<Queue<std::uint32_t>> received_;  // per connection: receivers' clocks, for D
+  std::vector<LightQueue<std::uint32_t>> sent_;      // per connection: senders' clocks in flight
+  std::vector<LightQueue<std::uint32_t>> received_;  // per connection: receivers' clocks, for D
   std::vector<std::uint64_t> sends_;            // per connection: messages sent so far
   std::vector<std::uint64_t> receives_;         // per connection: messages received so far
 

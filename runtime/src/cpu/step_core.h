@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <string>
 #include <utility>
@@ -23,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include "light_queue.h"
 #include "plan.h"
 
 namespace weft::cpu::detail {
@@ -197,7 +197,7 @@ class StepCore {
 
  private:
   struct ConnectionState {
-    std::deque<Message> fifo;
+    LightQueue<Message> fifo;
     bool receiver_waiting = false;  // its receiver found it empty and waits for a message
     bool sender_waiting = false;    // its sender found it full and waits for room
   };
@@ -215,7 +215,7 @@ class StepCore {
            static_cast<std::uint64_t>(step.dep_step) + 1;
   }
   ConnectionState& connection(int c) { return connections_[static_cast<std::size_t>(c)]; }
-  const std::deque<Message>& fifo(int c) const {
+  const LightQueue<Message>& fifo(int c) const {
     return connections_[static_cast<std::size_t>(c)].fifo;
   }
   bool full(int c) const {
