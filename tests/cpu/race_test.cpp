@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "cpu_test_algorithms.h"
 #include "cpu_test_support.h"
 #include "weft/runtime/verify.h"
 
@@ -253,6 +254,44 @@ TEST_CASE("order only through FIFO back-pressure holds at depth 1 and not deeper
   at_one.fifo_depths = {1};
   CHECK(verify(executor, at_one).passed());
   CHECK_FALSE(verify(executor, VerifyOptions{}).passed());
+}
+
+TEST_CASE("race freedom is derived only from a deeper FIFO that showed none", "[cpu][race]") {
+  VerifyOptions options;
+  options.fifo_depths = {1, 2};
+  options.tile_elements = {8};
+  options.derive_race_freedom = true;
+  options.skip_proven_seeds = true;
+  SECTION("the deeper run races: the shallower one checks its own, and passes") {
+    const ir::Algorithm algo = testing::load(kBackPressure);
+    const VerifyReport report = verify(Executor(algo, back_pressure_spec()), options);
+    // Reported in the options' order: depth 1 (one seed: proven), then depth 2 (every seed).
+    REQUIRE(report.cases.size() == 4);
+    CHECK(report.cases[0].options.fifo_depth == 1);
+    CHECK(report.cases[0].options.check_races);
+    CHECK(report.cases[0].result.outcome == Outcome::Pass);
+    for (std::size_t k = 1; k < 4; ++k) {
+      CHECK(report.cases[k].options.fifo_depth == 2);
+      // Only the first seed checks races; the others' results depend on the interleaving.
+      CHECK(report.cases[k].options.check_races == (k == 1));
+      CHECK((report.cases[k].result.outcome == Outcome::Race) == (k == 1));
+    }
+    CHECK_FALSE(report.passed());
+  }
+  SECTION("the deeper run is race-free: the shallower one inherits it") {
+    const ir::Algorithm algo = testing::load(testing::kRingAllreduce3);
+    options.fifo_depths = {2, 0, 8};
+    options.in_place = false;
+    const VerifyReport report = verify(Executor(algo, standard_spec(algo, 0)), options);
+    REQUIRE(report.cases.size() == 3);
+    CHECK(report.passed());
+    CHECK(report.cases[0].options.fifo_depth == 2);
+    CHECK(report.cases[1].options.fifo_depth == 0);
+    CHECK(report.cases[2].options.fifo_depth == 8);
+    CHECK_FALSE(report.cases[0].options.check_races);
+    CHECK(report.cases[1].options.check_races);  // unbounded: the weakest order, checked
+    CHECK_FALSE(report.cases[2].options.check_races);
+  }
 }
 
 // Rank 0's tb 0 fills scratch chunk 0; tbs 1 and 2 both send it, unordered with each other;

@@ -1,7 +1,8 @@
 // Verification sweep: runs the CPU reference executor over several tile sizes, FIFO depths,
 // seeds and call modes, as `weftc verify` and the compiler's final pass do. Data races are
 // checked in the first seed's run of each tile size, depth and mode: happens-before does not
-// depend on the interleaving, so that run decides for the other seeds too.
+// depend on the interleaving, so that run decides for the other seeds too. Cases are run deepest
+// FIFO first (see derive_race_freedom) and reported in the order of the options.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +28,11 @@ struct VerifyOptions {
   // completion are the same under every interleaving (race_detector.h), so the other seeds could
   // only repeat it. Off by default (`weftc verify` runs every seed); `weftc compile` sets it.
   bool skip_proven_seeds = false;
+  // Check races only where no deeper FIFO (or unbounded) run of the same S, T and call mode has
+  // shown race freedom already: a smaller depth only adds order (the send of message k+D waits
+  // for the receive of message k), so it cannot add a race. Off by default; `weftc compile` sets
+  // it.
+  bool derive_race_freedom = false;
 };
 
 struct CaseResult {
