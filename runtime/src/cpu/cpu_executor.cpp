@@ -67,6 +67,11 @@ Executor::Executor(const ir::Algorithm& algo, CollectiveSpec spec)
       plan_(std::make_shared<const detail::Plan>(detail::build_plan(algo))) {}
 
 RunResult Executor::execute(const RunOptions& options, std::vector<RankBuffers>& buffers) const {
+  return execute(options, buffers, true);
+}
+
+RunResult Executor::execute(const RunOptions& options, std::vector<RankBuffers>& buffers,
+                            bool move_data) const {
   if (!plan_->error.empty()) return error_result(plan_->error);
   const detail::ModeLayout& layout = plan_->layout(options.in_place);
   if (!layout.error.empty()) return error_result(layout.error);
@@ -84,7 +89,7 @@ RunResult Executor::execute(const RunOptions& options, std::vector<RankBuffers>&
     sizes = detail::check_buffer_sizes(*plan_, layout, options.chunk_elements, ops->size, buffers);
   }
   if (!sizes.empty()) return error_result(std::move(sizes));
-  if (options.op == ReduceOp::Avg) {
+  if (move_data && options.op == ReduceOp::Avg) {
     premultiply_inputs(algo_, *ops, options.in_place, options.chunk_elements, buffers);
   }
   detail::ScheduleOptions schedule;
@@ -94,6 +99,7 @@ RunResult Executor::execute(const RunOptions& options, std::vector<RankBuffers>&
   schedule.seed = options.seed;
   schedule.record_trace = options.record_trace;
   schedule.check_races = options.check_races;
+  schedule.move_data = move_data;
   try {
     return detail::run_schedule(*plan_, layout, *ops, schedule, buffers);
   } catch (const std::bad_alloc&) {
@@ -198,11 +204,11 @@ std::optional<int> Executor::search_min_fifo_depth(const RunOptions& options,
   probe.op = ReduceOp::Sum;
   probe.record_trace = false;
   probe.check_races = false;  // only completion matters here
-  const std::vector<RankBuffers> inputs = make_inputs(probe);
+  // Runs that move no data: only the buffers' sizes matter, and they stay as they are.
+  std::vector<RankBuffers> buffers = make_inputs(probe);
   auto completes = [&](int depth) {
     probe.fifo_depth = depth;
-    std::vector<RankBuffers> buffers = inputs;
-    return execute(probe, buffers).outcome == Outcome::Pass;
+    return execute(probe, buffers, false).outcome == Outcome::Pass;
   };
   int low = std::max(known.deadlocks_below, 1);  // every depth below `low` deadlocks
   int high = known.completes_at;

@@ -98,8 +98,10 @@ bool Scheduler::prepare() {
   base_.resize(ranks);
   for (std::size_t r = 0; r < ranks; ++r) {
     const auto& extents = layout_.extents[r];
-    scratch_[r].resize(static_cast<std::size_t>(extents[kScratchSlot]) * chunk_bytes);
-    fill_poison(ops_.type, scratch_[r]);
+    if (options_.move_data) {  // a run that moves no data reads no scratch either
+      scratch_[r].resize(static_cast<std::size_t>(extents[kScratchSlot]) * chunk_bytes);
+      fill_poison(ops_.type, scratch_[r]);
+    }
     base_[r] = {buffers_[r].input.data(), buffers_[r].output.data(), scratch_[r].data()};
   }
   core_.emplace(plan_, layout_, tiles_, options_.fifo_depth);
@@ -186,6 +188,15 @@ void Scheduler::execute(int g, const PlanStep& step) {
   if (options_.record_trace) result_.trace.push_back({rank, tb.id, tile, index});
   if (races_) races_->on_step(g, tile, index);
   if (step.type == ir::StepType::Nop) return;
+  if (!options_.move_data) {
+    // Completion only: messages carry nothing, and nothing is read or written.
+    if (ir::receives(step.type)) release(core_->take(g, wake_one));
+    if (ir::sends(step.type)) {
+      core_->put(g, {}, wake_one);
+      ++result_.messages;
+    }
+    return;
+  }
 
   // `value` is what the step computes: the message, the source, or a reduction of the two.
   std::vector<std::byte> value;

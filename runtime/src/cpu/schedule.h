@@ -24,6 +24,9 @@ struct ScheduleOptions {
   std::uint64_t seed = 0;
   bool record_trace = false;
   bool check_races = false;  // run a RaceDetector alongside (race_detector.h)
+  // false: completion only. Steps run, wait and pass messages as always, but move no data (the
+  // buffers are left as they are): whether a run completes does not depend on the data.
+  bool move_data = true;
 };
 
 // Tiles of `tile_elements` that cover a chunk of `chunk_elements` (the last one may be short).

@@ -191,6 +191,9 @@ class Executor {
 
  private:
   std::optional<int> search_min_fifo_depth(const RunOptions& options, KnownDepths known) const;
+  // move_data false: completion only (the scheduler's move_data), buffers left untouched.
+  RunResult execute(const RunOptions& options, std::vector<RankBuffers>& buffers,
+                    bool move_data) const;
   RunResult run_from(const RunOptions& options, const std::vector<RankBuffers>& inputs,
                      detail::RunCacheState* cache) const;
   bool check(const RunOptions& options, const std::vector<RankBuffers>& inputs,
