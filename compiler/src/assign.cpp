@@ -96,9 +96,7 @@ std::vector<int> chain_channels(const InstructionDag& dag, const ChannelPlan& pl
     std::vector<int> pair_of(n, -1);
     for (std::size_t k = 0; k < n; ++k) {
       if (ins[k].send_to < 0) continue;
-      // Instances go to channels of their own: each counts its own chains.
-      const auto key = (static_cast<std::uint64_t>(ins[k].instance) << 48) |
-                       (static_cast<std::uint64_t>(ins[k].rank) << 24) |
+      const auto key = (static_cast<std::uint64_t>(ins[k].rank) << 24) |
                        static_cast<std::uint64_t>(ins[k].send_peer);
       pair_of[k] = pair_ids.at_or(key, static_cast<int>(pair_ids.size()));
     }
@@ -140,12 +138,9 @@ std::vector<int> chain_channels(const InstructionDag& dag, const ChannelPlan& pl
   }
   const int per_channel = std::max((volume + spread - 1) / spread, plan.per_channel);
 
-  // Channels of one instance; instance i uses its own copy of them, above instance i-1's.
   std::vector<int> channel(n, -1);
   int highest = -1;
-  int instances = 1;
   for (std::size_t k = 0; k < n; ++k) {
-    instances = std::max(instances, ins[k].instance + 1);
     if (ins[k].send_to < 0 && ins[k].recv_from < 0) continue;  // local: its threadblock's channel
     const auto r = static_cast<std::size_t>(root[k]);
     if (hint[r] >= 0) {
@@ -158,11 +153,7 @@ std::vector<int> chain_channels(const InstructionDag& dag, const ChannelPlan& pl
     }
     highest = std::max(highest, channel[k]);
   }
-  const int per_instance = std::max(1, highest + 1);
-  for (std::size_t k = 0; k < n; ++k) {
-    if (channel[k] >= 0) channel[k] += ins[k].instance * per_instance;
-  }
-  *channel_count = per_instance * instances;
+  *channel_count = std::max(1, highest + 1);
   return channel;
 }
 

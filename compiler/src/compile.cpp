@@ -45,15 +45,18 @@ struct ThreadblockShape {
   int steps;
 };
 
+// `copies`: instances the shape is one of; they add channels and threadblocks, each on channels of
+// its own.
 Violation check_limits(int channels, const std::vector<std::vector<ThreadblockShape>>& ranks,
-                       const ir::LimitsProfile& limits) {
+                       const ir::LimitsProfile& limits, int copies) {
   Violation v;
+  channels *= copies;
   if (channels > limits.max_channels) {
     return {Violation::Kind::Channels, channels,
             fmt::format("{} channels exceed {}", channels, limits.max_channels)};
   }
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    const auto count = static_cast<int>(ranks[r].size());
+    const auto count = static_cast<int>(ranks[r].size()) * copies;
     if (count > limits.max_threadblocks_per_rank) {
       return {Violation::Kind::Threadblocks, count,
               fmt::format("rank {} needs {} threadblocks, above {}", r, count,
@@ -117,7 +120,7 @@ std::vector<std::vector<ThreadblockShape>> shape_of(const ir::Algorithm& algo) {
   return ranks;
 }
 
-// Unhinted traffic of the first instance, counted once for the channel search.
+// Unhinted traffic, counted once for the channel search.
 class UnhintedTraffic {
  public:
   explicit UnhintedTraffic(const InstructionDag& dag) : ranks_(dag.ranks) {
@@ -127,7 +130,7 @@ class UnhintedTraffic {
       return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b);
     };
     for (const Instruction& i : dag.instructions) {
-      if (i.channel >= 0 || i.instance != 0) continue;
+      if (i.channel >= 0) continue;
       if (i.send_to >= 0) {
         busiest_ = std::max(busiest_, ++steps.at_or(key(i.rank, i.send_peer), 0));
         if (i.recv_from < 0) ++chains.at_or(key(i.rank, i.send_peer), 0);
@@ -160,17 +163,6 @@ class UnhintedTraffic {
   int busiest_ = 0;
   std::vector<std::pair<int, int>> pair_chains_;
 };
-
-BlockSizes replication_blocks(const dsl::Collective& coll) {
-  switch (coll.kind()) {
-    case ir::Collective::AllGather:
-    case ir::Collective::ReduceScatter:
-    case ir::Collective::AllToAll:
-      return BlockSizes{coll.chunk_factor(), coll.chunk_factor(), 0};
-    default:
-      return BlockSizes{};
-  }
-}
 
 CompileStats statistics(const ir::Algorithm& algo) {
   CompileStats stats;
@@ -245,10 +237,14 @@ CompileResult compile_unverified(const dsl::Program& program) {
   try {
     InstructionDag lowered = lower(program, LowerOptions{limits->max_count});
     lap("lower");
-    if (options.instances > 1) {
-      lowered = replicate(lowered, options.instances, options.replication,
-                          replication_blocks(program.collective()));
-      lap("replicate");
+    // One instance is compiled and then copied (replicate.h); its multi-chunk steps are cut first
+    // where a copy would not be contiguous.
+    const int instances = options.instances;
+    const dsl::Replication layout = replication_layout(program);
+    const BlockSizes blocks = replication_blocks(program.collective());
+    if (instances > 1) {
+      lowered = cut_for_instances(lowered, instances, layout, blocks);
+      lap("cut");
     }
 
     // Copies forwarded where the data can be read at its source; the copies kept as written only
@@ -318,7 +314,7 @@ CompileResult compile_unverified(const dsl::Program& program) {
     // channel first; then spread, by peer and by volume, as far as the violations ask.
     std::optional<ir::Algorithm> algo;
     Violation first_violation;
-    const int widest = limits->max_channels / options.instances;
+    const int widest = limits->max_channels / instances;
     ChannelPlan plan{1, false, 1};
     std::optional<UnhintedTraffic> traffic;
     // A pair's chains share a threadblock with the receives from the same peer and a few local
@@ -326,11 +322,12 @@ CompileResult compile_unverified(const dsl::Program& program) {
     int per_channel = std::max(1, (limits->max_steps_per_threadblock - 4) / 2);
     for (int attempt = 0; attempt < 16; ++attempt) {
       const Assignment assignment = assign(dag, *sched, options.threadblocks, plan);
-      Violation violation = check_limits(assignment.channels, shape_of(dag, assignment), *limits);
+      Violation violation =
+          check_limits(assignment.channels, shape_of(dag, assignment), *limits, instances);
       lap("assign");
       if (!violation) {
         ir::Algorithm candidate = resolve_dependencies(dag, *sched, assignment);
-        violation = check_limits(candidate.nchannels, shape_of(candidate), *limits);
+        violation = check_limits(candidate.nchannels, shape_of(candidate), *limits, instances);
         lap("dependencies");
         if (!violation) {
           algo = std::move(candidate);
@@ -363,7 +360,8 @@ CompileResult compile_unverified(const dsl::Program& program) {
       return result;
     }
 
-    ir::Algorithm& replicated = *algo;
+    ir::Algorithm replicated = replicate(*algo, instances, layout, blocks);
+    if (instances > 1) lap("replicate");
     emit_header(program, replicated);
     const Diagnostics diagnostics = validate_output(replicated, *limits);
     lap("emit");
@@ -373,8 +371,15 @@ CompileResult compile_unverified(const dsl::Program& program) {
       result.compile_seconds = seconds_since(start);
       return result;
     }
-    const FuseStats fused = result.stats.fused;
-    const ForwardStats forward = result.stats.forwarded;
+    // Counted on one instance; every copy has the same.
+    FuseStats fused = result.stats.fused;
+    fused.rcs *= instances;
+    fused.rrcs *= instances;
+    fused.rrs *= instances;
+    ForwardStats forward = result.stats.forwarded;
+    forward.reads *= instances;
+    forward.copies_removed *= instances;
+    forward.copies_narrowed *= instances;
     result.stats = statistics(replicated);
     result.stats.fused = fused;
     result.stats.forwarded = forward;

@@ -55,15 +55,14 @@ std::optional<Schedule> schedule(const InstructionDag& dag, const ScheduleOption
 
   // Messages between two ranks that may end up on one connection form one FIFO here: receives
   // leave it in the order the sends entered it, so any later split over channels keeps that
-  // order on every connection. Other instances, and chains asking for other channels, are
-  // certain to use other connections.
+  // order on every connection. Chains asking for other channels are certain to use other
+  // connections.
   const std::vector<int> hint = chain_channel_hints(dag);
   detail::FlatMap pair_ids(n / 4);
   std::vector<int> pair_of(n, -1);
   for (std::size_t k = 0; k < n; ++k) {
     if (ins[k].recv_from < 0) continue;
-    const auto key = (static_cast<std::uint64_t>(ins[k].instance) << 56) |
-                     (static_cast<std::uint64_t>(hint[k] + 1) << 40) |
+    const auto key = (static_cast<std::uint64_t>(hint[k] + 1) << 40) |
                      (static_cast<std::uint64_t>(ins[k].recv_peer) << 20) |
                      static_cast<std::uint64_t>(ins[k].rank);
     pair_of[k] = pair_ids.at_or(key, static_cast<int>(pair_ids.size()));

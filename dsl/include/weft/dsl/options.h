@@ -14,14 +14,15 @@ enum class ThreadblockPolicy { Auto, Manual };
 
 // How `instances` copies lay out their chunks: Interleaved puts instance i of chunk k at
 // k·instances + i (MSCCL's default); Blocked keeps each instance's chunks of one rank block
-// together, so multi-chunk steps stay single steps.
-enum class Replication { Interleaved, Blocked };
+// together, so multi-chunk steps stay single steps; Auto is Interleaved when every operation moves
+// one chunk and Blocked otherwise, so that k instances have exactly k times one's steps.
+enum class Replication { Interleaved, Blocked, Auto };
 
 struct Options {
   ir::Protocol protocol = ir::Protocol::Simple;
   int instances = 1;
   ThreadblockPolicy threadblocks = ThreadblockPolicy::Auto;
-  Replication replication = Replication::Interleaved;
+  Replication replication = Replication::Auto;
   bool fusion = true;
   std::uint64_t min_bytes = 0;
   std::uint64_t max_bytes = 0;   // 0: no upper bound
