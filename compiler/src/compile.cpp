@@ -279,29 +279,66 @@ CompileResult compile_unverified(const dsl::Program& program) {
     }
     // The DAG `dag` holds now: (forwarded, fused).
     std::optional<std::pair<bool, bool>> built;
+    const InstructionDag* base = nullptr;
+    std::vector<char> keep_apart;  // per instruction of `base`: a send kept out of fusion
+    std::vector<int> absorbed;     // per instruction of `dag`: the send of `base` it absorbed
     for (const Attempt& attempt : attempts) {
       const std::pair<bool, bool> wanted{attempt.forwarded, attempt.fused};
       if (built != wanted) {
-        const InstructionDag& base = attempt.forwarded && forwarded ? *forwarded : lowered;
+        base = attempt.forwarded && forwarded ? &*forwarded : &lowered;
         if (attempt.fused) {
-          dag = fuse(base, &result.stats.fused);
+          keep_apart.assign(base->size(), 0);
+          dag = fuse(*base, &result.stats.fused, {}, &absorbed);
           lap("fuse");
         } else {
-          dag = base;
+          dag = *base;
           result.stats.fused = {};
         }
         if (!attempt.forwarded) result.stats.forwarded = {};
         built = wanted;
       }
-      std::string why;
-      sched = schedule(dag, ScheduleOptions{attempt.order, attempt.depth}, &why);
-      lap("schedule");
-      if (sched) break;
-      result.notes.push_back(fmt::format(
-          "schedule ({}{}, {}, FIFO depth {}): {}", attempt.fused ? "fused" : "unfused",
+      const std::string label = fmt::format(
+          "schedule ({}{}, {}, FIFO depth {})", attempt.fused ? "fused" : "unfused",
           attempt.forwarded || !forwarded ? "" : ", copies not forwarded",
           attempt.order == ScheduleOrder::CriticalPath ? "critical path" : "program order",
-          attempt.depth > 0 ? std::to_string(attempt.depth) : std::string("unbounded"), why));
+          attempt.depth > 0 ? std::to_string(attempt.depth) : std::string("unbounded"));
+      ScheduleFailure failure;
+      sched = schedule(dag, ScheduleOptions{attempt.order, attempt.depth}, &failure);
+      lap("schedule");
+      // A fused step that waits for room towards its send peer holds the message it received,
+      // and with it every later message from that peer: where the order stuck on such steps,
+      // those fusions alone are undone and the same order is tried again.
+      constexpr int kUndoRounds = 16;
+      for (int round = 0; !sched && attempt.fused && attempt.depth > 0 && round < kUndoRounds;
+           ++round) {
+        std::vector<int> undone;
+        for (const int k : failure.waiting_sends) {
+          if (absorbed[static_cast<std::size_t>(k)] >= 0) undone.push_back(k);
+        }
+        if (undone.empty()) break;
+        std::string names;
+        for (std::size_t u = 0; u < undone.size() && u < 3; ++u) {
+          const Instruction& step = dag.instructions[static_cast<std::size_t>(undone[u])];
+          names += fmt::format("{}{} (rank {}: from rank {} to rank {})", u == 0 ? "" : "; ",
+                               dag.describe(undone[u]), step.rank, step.recv_peer, step.send_peer);
+        }
+        if (undone.size() > 3) names += fmt::format("; and {} more", undone.size() - 3);
+        result.notes.push_back(fmt::format(
+            "{}: fusion undone, the rest kept: {}: fused, it waits for room towards its send peer "
+            "holding the message it received, on which later messages wait",
+            label, names));
+        for (const int k : undone)
+          keep_apart[static_cast<std::size_t>(absorbed[static_cast<std::size_t>(k)])] = 1;
+        dag = fuse(*base, &result.stats.fused, keep_apart, &absorbed);
+        lap("fuse");
+        failure = ScheduleFailure{};
+        sched = schedule(dag, ScheduleOptions{attempt.order, attempt.depth}, &failure);
+        lap("schedule");
+      }
+      if (sched) break;
+      result.notes.push_back(fmt::format("{}: {}", label, failure.why));
+      // The next attempt starts again from every fusion.
+      built.reset();
     }
     if (!sched) {
       result.errors.push_back("no schedule keeps the order of messages between ranks: " +
