@@ -161,9 +161,11 @@ struct RankAssigner {
   const InstructionDag& dag;
   const Schedule& schedule;
   dsl::ThreadblockPolicy policy;
+  dsl::Placement placement;
   std::vector<int>& channel;
   std::vector<int>& threadblock;
   ConnectionTable& connections;
+  bool& paired_directions;
 
   std::vector<ThreadblockInfo> tbs;
   std::vector<int> user_id;  // the hint a threadblock was created for, -1 for automatic ones
@@ -215,18 +217,22 @@ struct RankAssigner {
       t = ts;
     } else if (tr >= 0) {
       t = tr;
+    } else if (placement == dsl::Placement::Separate) {
+      // Each direction gets a threadblock of its own.
     } else if (sending && !receiving) {
       // A send and a receive with the same peer share a threadblock, as NCCL's p2p does.
       const int same_peer = connections.recv(ch, i.send_peer);
       if (same_peer >= 0 && tbs[static_cast<std::size_t>(same_peer)].send < 0 &&
           user_id[static_cast<std::size_t>(same_peer)] < 0) {
         t = same_peer;
+        paired_directions = true;
       }
     } else if (receiving && !sending) {
       const int same_peer = connections.send(ch, i.recv_peer);
       if (same_peer >= 0 && tbs[static_cast<std::size_t>(same_peer)].recv < 0 &&
           user_id[static_cast<std::size_t>(same_peer)] < 0) {
         t = same_peer;
+        paired_directions = true;
       }
     }
     if (t < 0) t = create(-1, ch);
@@ -343,7 +349,8 @@ struct RankAssigner {
 }  // namespace
 
 Assignment assign(const InstructionDag& dag, const Schedule& schedule,
-                  dsl::ThreadblockPolicy policy, const ChannelPlan& plan) {
+                  dsl::ThreadblockPolicy policy, const ChannelPlan& plan,
+                  dsl::Placement placement) {
   const std::size_t n = dag.size();
   Assignment result;
   int channel_count = 1;
@@ -366,8 +373,18 @@ Assignment assign(const InstructionDag& dag, const Schedule& schedule,
   }
 
   ConnectionTable connections(channel_count, dag.ranks);
-  RankAssigner assigner{dag, schedule, policy, result.channel, result.threadblock, connections, {},
-                        {},  {},       0};
+  RankAssigner assigner{dag,
+                        schedule,
+                        policy,
+                        placement,
+                        result.channel,
+                        result.threadblock,
+                        connections,
+                        result.paired_directions,
+                        {},
+                        {},
+                        {},
+                        0};
   int highest = 0;
   for (int r = 0; r < dag.ranks; ++r) {
     const auto ur = static_cast<std::size_t>(r);
@@ -403,6 +420,33 @@ Assignment assign(const InstructionDag& dag, const Schedule& schedule,
   }
   result.channels = highest + 1;
   return result;
+}
+
+int critical_path(const InstructionDag& dag, const Schedule& schedule,
+                  const Assignment& assignment) {
+  // The schedule orders every edge (threadblocks take their steps in its order), so one sweep
+  // in schedule order sees each instruction after all its predecessors.
+  const std::size_t n = dag.size();
+  std::vector<int> length(n, 0);
+  std::vector<std::vector<int>> last(assignment.threadblocks.size());
+  for (std::size_t r = 0; r < last.size(); ++r)
+    last[r].assign(assignment.threadblocks[r].size(), -1);
+  int longest = 0;
+  for (const int k : schedule.order) {
+    const auto uk = static_cast<std::size_t>(k);
+    const Instruction& i = dag.instructions[uk];
+    int before = 0;
+    for (const int d : dag.dependencies(k))
+      before = std::max(before, length[static_cast<std::size_t>(d)]);
+    if (i.recv_from >= 0) before = std::max(before, length[static_cast<std::size_t>(i.recv_from)]);
+    int& previous = last[static_cast<std::size_t>(i.rank)]
+                        [static_cast<std::size_t>(assignment.threadblock[uk])];
+    if (previous >= 0) before = std::max(before, length[static_cast<std::size_t>(previous)]);
+    previous = k;
+    length[uk] = before + 1;
+    longest = std::max(longest, length[uk]);
+  }
+  return longest;
 }
 
 }  // namespace weft::compiler

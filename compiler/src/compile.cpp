@@ -349,53 +349,76 @@ CompileResult compile_unverified(const dsl::Program& program) {
 
     // The narrowest channel plan that meets the limits profile: all unhinted traffic on one
     // channel first; then spread, by peer and by volume, as far as the violations ask.
-    std::optional<ir::Algorithm> algo;
-    Violation first_violation;
+    struct Placed {
+      std::optional<ir::Algorithm> algo;
+      Violation first_violation;
+      int critical_path = 0;
+      bool paired_directions = false;
+    };
     const int widest = limits->max_channels / instances;
-    ChannelPlan plan{1, false, 1};
     std::optional<UnhintedTraffic> traffic;
-    // A pair's chains share a threadblock with the receives from the same peer and a few local
-    // steps: about half the steps limit each.
-    int per_channel = std::max(1, (limits->max_steps_per_threadblock - 4) / 2);
-    for (int attempt = 0; attempt < 16; ++attempt) {
-      const Assignment assignment = assign(dag, *sched, options.threadblocks, plan);
-      Violation violation =
-          check_limits(assignment.channels, shape_of(dag, assignment), *limits, instances);
-      lap("assign");
-      if (!violation) {
-        ir::Algorithm candidate = resolve_dependencies(dag, *sched, assignment);
-        violation = check_limits(candidate.nchannels, shape_of(candidate), *limits, instances);
-        lap("dependencies");
+    auto place = [&](dsl::Placement placement) {
+      Placed placed;
+      ChannelPlan plan{1, false, 1};
+      // A pair's chains share a threadblock with the receives from the same peer and a few local
+      // steps: about half the steps limit each.
+      int per_channel = std::max(1, (limits->max_steps_per_threadblock - 4) / 2);
+      for (int attempt = 0; attempt < 16; ++attempt) {
+        const Assignment assignment = assign(dag, *sched, options.threadblocks, plan, placement);
+        Violation violation =
+            check_limits(assignment.channels, shape_of(dag, assignment), *limits, instances);
+        lap("assign");
         if (!violation) {
-          algo = std::move(candidate);
-          break;
+          ir::Algorithm candidate = resolve_dependencies(dag, *sched, assignment);
+          violation = check_limits(candidate.nchannels, shape_of(candidate), *limits, instances);
+          lap("dependencies");
+          if (!violation) {
+            placed.algo = std::move(candidate);
+            placed.critical_path = critical_path(dag, *sched, assignment);
+            placed.paired_directions = assignment.paired_directions;
+            break;
+          }
         }
+        if (!placed.first_violation) placed.first_violation = violation;
+        if (!traffic) traffic.emplace(dag);
+        if (!traffic->any()) break;  // hinted traffic: nothing to spread
+        int spread = plan.spread;
+        if (violation.kind == Violation::Kind::Steps && plan.spread > 1) {
+          // Fewer chains of a pair per threadblock, in proportion to the excess.
+          per_channel =
+              std::max(1, per_channel * limits->max_steps_per_threadblock / violation.found - 1);
+        } else if (violation.kind == Violation::Kind::Connections && plan.spread > 1) {
+          ++spread;
+        } else if (violation.kind != Violation::Kind::Steps &&
+                   violation.kind != Violation::Kind::Connections) {
+          break;  // more channels only make more threadblocks
+        }
+        spread = std::max({spread, 2, traffic->channels_needed(*limits, per_channel)});
+        if (spread > widest) break;
+        plan = ChannelPlan{spread, true, per_channel};
       }
-      if (!first_violation) first_violation = violation;
-      if (!traffic) traffic.emplace(dag);
-      if (!traffic->any()) break;  // hinted traffic: nothing to spread
-      int spread = plan.spread;
-      if (violation.kind == Violation::Kind::Steps && plan.spread > 1) {
-        // Fewer chains of a pair per threadblock, in proportion to the excess.
-        per_channel =
-            std::max(1, per_channel * limits->max_steps_per_threadblock / violation.found - 1);
-      } else if (violation.kind == Violation::Kind::Connections && plan.spread > 1) {
-        ++spread;
-      } else if (violation.kind != Violation::Kind::Steps &&
-                 violation.kind != Violation::Kind::Connections) {
-        break;  // more channels only make more threadblocks
+      return placed;
+    };
+    // Auto weighs a shorter critical path against fewer threadblocks: the paired placement
+    // unless separate directions make the path shorter (and meet the limits).
+    const dsl::Placement asked = options.placement;
+    Placed placed = place(asked == dsl::Placement::Separate ? dsl::Placement::Separate
+                                                            : dsl::Placement::Paired);
+    if (asked == dsl::Placement::Auto && options.threadblocks == dsl::ThreadblockPolicy::Auto &&
+        (placed.paired_directions || !placed.algo)) {
+      Placed separate = place(dsl::Placement::Separate);
+      if (separate.algo && (!placed.algo || separate.critical_path < placed.critical_path)) {
+        placed = std::move(separate);
       }
-      spread = std::max({spread, 2, traffic->channels_needed(*limits, per_channel)});
-      if (spread > widest) break;
-      plan = ChannelPlan{spread, true, per_channel};
     }
-    if (!algo) {
+    if (!placed.algo) {
       result.errors.push_back(fmt::format(
-          "cannot meet the '{}' limits profile: {}{}", limits->name, first_violation.text,
+          "cannot meet the '{}' limits profile: {}{}", limits->name, placed.first_violation.text,
           limits->name == "msccl" ? " (the 'weft' profile allows more)" : ""));
       result.compile_seconds = seconds_since(start);
       return result;
     }
+    const std::optional<ir::Algorithm>& algo = placed.algo;
 
     ir::Algorithm replicated = replicate(*algo, instances, layout, blocks);
     if (instances > 1) lap("replicate");
