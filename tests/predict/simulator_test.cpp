@@ -20,19 +20,23 @@ namespace {
 
 using namespace weft;
 
-ir::Algorithm library_algorithm(const std::string& name, dsl::AlgorithmParams params) {
-  dsl::Registry registry;
-  algorithms::register_library(registry);
-  const dsl::AlgorithmInfo* info = registry.find(name);
-  REQUIRE(info != nullptr);
-  params.limits = "weft";
-  const dsl::Program program = info->build(params);
+// Compiled and proved (one seed per case: what the tests here need is the IR).
+ir::Algorithm compiled(const dsl::Program& program) {
   compiler::CompileOptions options;
   options.verify.seeds = 1;
   compiler::CompileResult result = compiler::compile(program, options);
   INFO(result.error_text());
   REQUIRE(result.ok());
   return std::move(*result.algorithm);
+}
+
+ir::Algorithm library_algorithm(const std::string& name, dsl::AlgorithmParams params) {
+  dsl::Registry registry;
+  algorithms::register_library(registry);
+  const dsl::AlgorithmInfo* info = registry.find(name);
+  REQUIRE(info != nullptr);
+  params.limits = "weft";
+  return compiled(info->build(params));
 }
 
 // NCCL's tree within one node, as NCCL builds it there: a chain per channel. Partial sums flow
@@ -55,12 +59,7 @@ ir::Algorithm nccl_tree_chain(int ranks, ir::Protocol protocol, int channels) {
       p.chunk(v, dsl::output, k).copy(v + 1, dsl::output, k, {k, channels + k, channels + k});
     }
   }
-  compiler::CompileOptions options;
-  options.verify.seeds = 1;
-  compiler::CompileResult result = compiler::compile(p, options);
-  INFO(result.error_text());
-  REQUIRE(result.ok());
-  return std::move(*result.algorithm);
+  return compiled(p);
 }
 
 predict::Topology topology(const std::string& name, int nodes = 1, int gpus_per_node = 0) {
