@@ -96,9 +96,7 @@ std::vector<int> chain_channels(const InstructionDag& dag, const ChannelPlan& pl
     std::vector<int> pair_of(n, -1);
     for (std::size_t k = 0; k < n; ++k) {
       if (ins[k].send_to < 0) continue;
-      // Instances go to channels of their own: each counts its own chains.
-      const auto key = (static_cast<std::uint64_t>(ins[k].instance) << 48) |
-                       (static_cast<std::uint64_t>(ins[k].rank) << 24) |
+      const auto key = (static_cast<std::uint64_t>(ins[k].rank) << 24) |
                        static_cast<std::uint64_t>(ins[k].send_peer);
       pair_of[k] = pair_ids.at_or(key, static_cast<int>(pair_ids.size()));
     }
@@ -140,12 +138,9 @@ std::vector<int> chain_channels(const InstructionDag& dag, const ChannelPlan& pl
   }
   const int per_channel = std::max((volume + spread - 1) / spread, plan.per_channel);
 
-  // Channels of one instance; instance i uses its own copy of them, above instance i-1's.
   std::vector<int> channel(n, -1);
   int highest = -1;
-  int instances = 1;
   for (std::size_t k = 0; k < n; ++k) {
-    instances = std::max(instances, ins[k].instance + 1);
     if (ins[k].send_to < 0 && ins[k].recv_from < 0) continue;  // local: its threadblock's channel
     const auto r = static_cast<std::size_t>(root[k]);
     if (hint[r] >= 0) {
@@ -158,11 +153,7 @@ std::vector<int> chain_channels(const InstructionDag& dag, const ChannelPlan& pl
     }
     highest = std::max(highest, channel[k]);
   }
-  const int per_instance = std::max(1, highest + 1);
-  for (std::size_t k = 0; k < n; ++k) {
-    if (channel[k] >= 0) channel[k] += ins[k].instance * per_instance;
-  }
-  *channel_count = per_instance * instances;
+  *channel_count = std::max(1, highest + 1);
   return channel;
 }
 
@@ -170,9 +161,11 @@ struct RankAssigner {
   const InstructionDag& dag;
   const Schedule& schedule;
   dsl::ThreadblockPolicy policy;
+  dsl::Placement placement;
   std::vector<int>& channel;
   std::vector<int>& threadblock;
   ConnectionTable& connections;
+  bool& paired_directions;
 
   std::vector<ThreadblockInfo> tbs;
   std::vector<int> user_id;  // the hint a threadblock was created for, -1 for automatic ones
@@ -224,18 +217,22 @@ struct RankAssigner {
       t = ts;
     } else if (tr >= 0) {
       t = tr;
+    } else if (placement == dsl::Placement::Separate) {
+      // Each direction gets a threadblock of its own.
     } else if (sending && !receiving) {
       // A send and a receive with the same peer share a threadblock, as NCCL's p2p does.
       const int same_peer = connections.recv(ch, i.send_peer);
       if (same_peer >= 0 && tbs[static_cast<std::size_t>(same_peer)].send < 0 &&
           user_id[static_cast<std::size_t>(same_peer)] < 0) {
         t = same_peer;
+        paired_directions = true;
       }
     } else if (receiving && !sending) {
       const int same_peer = connections.send(ch, i.recv_peer);
       if (same_peer >= 0 && tbs[static_cast<std::size_t>(same_peer)].recv < 0 &&
           user_id[static_cast<std::size_t>(same_peer)] < 0) {
         t = same_peer;
+        paired_directions = true;
       }
     }
     if (t < 0) t = create(-1, ch);
@@ -352,7 +349,8 @@ struct RankAssigner {
 }  // namespace
 
 Assignment assign(const InstructionDag& dag, const Schedule& schedule,
-                  dsl::ThreadblockPolicy policy, const ChannelPlan& plan) {
+                  dsl::ThreadblockPolicy policy, const ChannelPlan& plan,
+                  dsl::Placement placement) {
   const std::size_t n = dag.size();
   Assignment result;
   int channel_count = 1;
@@ -375,8 +373,18 @@ Assignment assign(const InstructionDag& dag, const Schedule& schedule,
   }
 
   ConnectionTable connections(channel_count, dag.ranks);
-  RankAssigner assigner{dag, schedule, policy, result.channel, result.threadblock, connections, {},
-                        {},  {},       0};
+  RankAssigner assigner{dag,
+                        schedule,
+                        policy,
+                        placement,
+                        result.channel,
+                        result.threadblock,
+                        connections,
+                        result.paired_directions,
+                        {},
+                        {},
+                        {},
+                        0};
   int highest = 0;
   for (int r = 0; r < dag.ranks; ++r) {
     const auto ur = static_cast<std::size_t>(r);
@@ -412,6 +420,33 @@ Assignment assign(const InstructionDag& dag, const Schedule& schedule,
   }
   result.channels = highest + 1;
   return result;
+}
+
+int critical_path(const InstructionDag& dag, const Schedule& schedule,
+                  const Assignment& assignment) {
+  // The schedule orders every edge (threadblocks take their steps in its order), so one sweep
+  // in schedule order sees each instruction after all its predecessors.
+  const std::size_t n = dag.size();
+  std::vector<int> length(n, 0);
+  std::vector<std::vector<int>> last(assignment.threadblocks.size());
+  for (std::size_t r = 0; r < last.size(); ++r)
+    last[r].assign(assignment.threadblocks[r].size(), -1);
+  int longest = 0;
+  for (const int k : schedule.order) {
+    const auto uk = static_cast<std::size_t>(k);
+    const Instruction& i = dag.instructions[uk];
+    int before = 0;
+    for (const int d : dag.dependencies(k))
+      before = std::max(before, length[static_cast<std::size_t>(d)]);
+    if (i.recv_from >= 0) before = std::max(before, length[static_cast<std::size_t>(i.recv_from)]);
+    int& previous = last[static_cast<std::size_t>(i.rank)]
+                        [static_cast<std::size_t>(assignment.threadblock[uk])];
+    if (previous >= 0) before = std::max(before, length[static_cast<std::size_t>(previous)]);
+    previous = k;
+    length[uk] = before + 1;
+    longest = std::max(longest, length[uk]);
+  }
+  return longest;
 }
 
 }  // namespace weft::compiler

@@ -45,15 +45,18 @@ struct ThreadblockShape {
   int steps;
 };
 
+// `copies`: instances the shape is one of; they add channels and threadblocks, each on channels of
+// its own.
 Violation check_limits(int channels, const std::vector<std::vector<ThreadblockShape>>& ranks,
-                       const ir::LimitsProfile& limits) {
+                       const ir::LimitsProfile& limits, int copies) {
   Violation v;
+  channels *= copies;
   if (channels > limits.max_channels) {
     return {Violation::Kind::Channels, channels,
             fmt::format("{} channels exceed {}", channels, limits.max_channels)};
   }
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    const auto count = static_cast<int>(ranks[r].size());
+    const auto count = static_cast<int>(ranks[r].size()) * copies;
     if (count > limits.max_threadblocks_per_rank) {
       return {Violation::Kind::Threadblocks, count,
               fmt::format("rank {} needs {} threadblocks, above {}", r, count,
@@ -117,7 +120,7 @@ std::vector<std::vector<ThreadblockShape>> shape_of(const ir::Algorithm& algo) {
   return ranks;
 }
 
-// Unhinted traffic of the first instance, counted once for the channel search.
+// Unhinted traffic, counted once for the channel search.
 class UnhintedTraffic {
  public:
   explicit UnhintedTraffic(const InstructionDag& dag) : ranks_(dag.ranks) {
@@ -127,7 +130,7 @@ class UnhintedTraffic {
       return (static_cast<std::uint64_t>(a) << 32) | static_cast<std::uint32_t>(b);
     };
     for (const Instruction& i : dag.instructions) {
-      if (i.channel >= 0 || i.instance != 0) continue;
+      if (i.channel >= 0) continue;
       if (i.send_to >= 0) {
         busiest_ = std::max(busiest_, ++steps.at_or(key(i.rank, i.send_peer), 0));
         if (i.recv_from < 0) ++chains.at_or(key(i.rank, i.send_peer), 0);
@@ -160,17 +163,6 @@ class UnhintedTraffic {
   int busiest_ = 0;
   std::vector<std::pair<int, int>> pair_chains_;
 };
-
-BlockSizes replication_blocks(const dsl::Collective& coll) {
-  switch (coll.kind()) {
-    case ir::Collective::AllGather:
-    case ir::Collective::ReduceScatter:
-    case ir::Collective::AllToAll:
-      return BlockSizes{coll.chunk_factor(), coll.chunk_factor(), 0};
-    default:
-      return BlockSizes{};
-  }
-}
 
 CompileStats statistics(const ir::Algorithm& algo) {
   CompileStats stats;
@@ -245,10 +237,14 @@ CompileResult compile_unverified(const dsl::Program& program) {
   try {
     InstructionDag lowered = lower(program, LowerOptions{limits->max_count});
     lap("lower");
-    if (options.instances > 1) {
-      lowered = replicate(lowered, options.instances, options.replication,
-                          replication_blocks(program.collective()));
-      lap("replicate");
+    // One instance is compiled and then copied (replicate.h); its multi-chunk steps are cut first
+    // where a copy would not be contiguous.
+    const int instances = options.instances;
+    const dsl::Replication layout = replication_layout(program);
+    const BlockSizes blocks = replication_blocks(program.collective());
+    if (instances > 1) {
+      lowered = cut_for_instances(lowered, instances, layout, blocks);
+      lap("cut");
     }
 
     // Copies forwarded where the data can be read at its source; the copies kept as written only
@@ -283,29 +279,66 @@ CompileResult compile_unverified(const dsl::Program& program) {
     }
     // The DAG `dag` holds now: (forwarded, fused).
     std::optional<std::pair<bool, bool>> built;
+    const InstructionDag* base = nullptr;
+    std::vector<char> keep_apart;  // per instruction of `base`: a send kept out of fusion
+    std::vector<int> absorbed;     // per instruction of `dag`: the send of `base` it absorbed
     for (const Attempt& attempt : attempts) {
       const std::pair<bool, bool> wanted{attempt.forwarded, attempt.fused};
       if (built != wanted) {
-        const InstructionDag& base = attempt.forwarded && forwarded ? *forwarded : lowered;
+        base = attempt.forwarded && forwarded ? &*forwarded : &lowered;
         if (attempt.fused) {
-          dag = fuse(base, &result.stats.fused);
+          keep_apart.assign(base->size(), 0);
+          dag = fuse(*base, &result.stats.fused, {}, &absorbed);
           lap("fuse");
         } else {
-          dag = base;
+          dag = *base;
           result.stats.fused = {};
         }
         if (!attempt.forwarded) result.stats.forwarded = {};
         built = wanted;
       }
-      std::string why;
-      sched = schedule(dag, ScheduleOptions{attempt.order, attempt.depth}, &why);
-      lap("schedule");
-      if (sched) break;
-      result.notes.push_back(fmt::format(
-          "schedule ({}{}, {}, FIFO depth {}): {}", attempt.fused ? "fused" : "unfused",
+      const std::string label = fmt::format(
+          "schedule ({}{}, {}, FIFO depth {})", attempt.fused ? "fused" : "unfused",
           attempt.forwarded || !forwarded ? "" : ", copies not forwarded",
           attempt.order == ScheduleOrder::CriticalPath ? "critical path" : "program order",
-          attempt.depth > 0 ? std::to_string(attempt.depth) : std::string("unbounded"), why));
+          attempt.depth > 0 ? std::to_string(attempt.depth) : std::string("unbounded"));
+      ScheduleFailure failure;
+      sched = schedule(dag, ScheduleOptions{attempt.order, attempt.depth}, &failure);
+      lap("schedule");
+      // A fused step that waits for room towards its send peer holds the message it received,
+      // and with it every later message from that peer: where the order stuck on such steps,
+      // those fusions alone are undone and the same order is tried again.
+      constexpr int kUndoRounds = 16;
+      for (int round = 0; !sched && attempt.fused && attempt.depth > 0 && round < kUndoRounds;
+           ++round) {
+        std::vector<int> undone;
+        for (const int k : failure.waiting_sends) {
+          if (absorbed[static_cast<std::size_t>(k)] >= 0) undone.push_back(k);
+        }
+        if (undone.empty()) break;
+        std::string names;
+        for (std::size_t u = 0; u < undone.size() && u < 3; ++u) {
+          const Instruction& step = dag.instructions[static_cast<std::size_t>(undone[u])];
+          names += fmt::format("{}{} (rank {}: from rank {} to rank {})", u == 0 ? "" : "; ",
+                               dag.describe(undone[u]), step.rank, step.recv_peer, step.send_peer);
+        }
+        if (undone.size() > 3) names += fmt::format("; and {} more", undone.size() - 3);
+        result.notes.push_back(fmt::format(
+            "{}: fusion undone, the rest kept: {}: fused, it waits for room towards its send peer "
+            "holding the message it received, on which later messages wait",
+            label, names));
+        for (const int k : undone)
+          keep_apart[static_cast<std::size_t>(absorbed[static_cast<std::size_t>(k)])] = 1;
+        dag = fuse(*base, &result.stats.fused, keep_apart, &absorbed);
+        lap("fuse");
+        failure = ScheduleFailure{};
+        sched = schedule(dag, ScheduleOptions{attempt.order, attempt.depth}, &failure);
+        lap("schedule");
+      }
+      if (sched) break;
+      result.notes.push_back(fmt::format("{}: {}", label, failure.why));
+      // The next attempt starts again from every fusion.
+      built.reset();
     }
     if (!sched) {
       result.errors.push_back("no schedule keeps the order of messages between ranks: " +
@@ -316,54 +349,79 @@ CompileResult compile_unverified(const dsl::Program& program) {
 
     // The narrowest channel plan that meets the limits profile: all unhinted traffic on one
     // channel first; then spread, by peer and by volume, as far as the violations ask.
-    std::optional<ir::Algorithm> algo;
-    Violation first_violation;
-    const int widest = limits->max_channels / options.instances;
-    ChannelPlan plan{1, false, 1};
+    struct Placed {
+      std::optional<ir::Algorithm> algo;
+      Violation first_violation;
+      int critical_path = 0;
+      bool paired_directions = false;
+    };
+    const int widest = limits->max_channels / instances;
     std::optional<UnhintedTraffic> traffic;
-    // A pair's chains share a threadblock with the receives from the same peer and a few local
-    // steps: about half the steps limit each.
-    int per_channel = std::max(1, (limits->max_steps_per_threadblock - 4) / 2);
-    for (int attempt = 0; attempt < 16; ++attempt) {
-      const Assignment assignment = assign(dag, *sched, options.threadblocks, plan);
-      Violation violation = check_limits(assignment.channels, shape_of(dag, assignment), *limits);
-      lap("assign");
-      if (!violation) {
-        ir::Algorithm candidate = resolve_dependencies(dag, *sched, assignment);
-        violation = check_limits(candidate.nchannels, shape_of(candidate), *limits);
-        lap("dependencies");
+    auto place = [&](dsl::Placement placement) {
+      Placed placed;
+      ChannelPlan plan{1, false, 1};
+      // A pair's chains share a threadblock with the receives from the same peer and a few local
+      // steps: about half the steps limit each.
+      int per_channel = std::max(1, (limits->max_steps_per_threadblock - 4) / 2);
+      for (int attempt = 0; attempt < 16; ++attempt) {
+        const Assignment assignment = assign(dag, *sched, options.threadblocks, plan, placement);
+        Violation violation =
+            check_limits(assignment.channels, shape_of(dag, assignment), *limits, instances);
+        lap("assign");
         if (!violation) {
-          algo = std::move(candidate);
-          break;
+          ir::Algorithm candidate = resolve_dependencies(dag, *sched, assignment);
+          violation = check_limits(candidate.nchannels, shape_of(candidate), *limits, instances);
+          lap("dependencies");
+          if (!violation) {
+            placed.algo = std::move(candidate);
+            placed.critical_path = critical_path(dag, *sched, assignment);
+            placed.paired_directions = assignment.paired_directions;
+            break;
+          }
         }
+        if (!placed.first_violation) placed.first_violation = violation;
+        if (!traffic) traffic.emplace(dag);
+        if (!traffic->any()) break;  // hinted traffic: nothing to spread
+        int spread = plan.spread;
+        if (violation.kind == Violation::Kind::Steps && plan.spread > 1) {
+          // Fewer chains of a pair per threadblock, in proportion to the excess.
+          per_channel =
+              std::max(1, per_channel * limits->max_steps_per_threadblock / violation.found - 1);
+        } else if (violation.kind == Violation::Kind::Connections && plan.spread > 1) {
+          ++spread;
+        } else if (violation.kind != Violation::Kind::Steps &&
+                   violation.kind != Violation::Kind::Connections) {
+          break;  // more channels only make more threadblocks
+        }
+        spread = std::max({spread, 2, traffic->channels_needed(*limits, per_channel)});
+        if (spread > widest) break;
+        plan = ChannelPlan{spread, true, per_channel};
       }
-      if (!first_violation) first_violation = violation;
-      if (!traffic) traffic.emplace(dag);
-      if (!traffic->any()) break;  // hinted traffic: nothing to spread
-      int spread = plan.spread;
-      if (violation.kind == Violation::Kind::Steps && plan.spread > 1) {
-        // Fewer chains of a pair per threadblock, in proportion to the excess.
-        per_channel =
-            std::max(1, per_channel * limits->max_steps_per_threadblock / violation.found - 1);
-      } else if (violation.kind == Violation::Kind::Connections && plan.spread > 1) {
-        ++spread;
-      } else if (violation.kind != Violation::Kind::Steps &&
-                 violation.kind != Violation::Kind::Connections) {
-        break;  // more channels only make more threadblocks
+      return placed;
+    };
+    // Auto weighs a shorter critical path against fewer threadblocks: the paired placement
+    // unless separate directions make the path shorter (and meet the limits).
+    const dsl::Placement asked = options.placement;
+    Placed placed = place(asked == dsl::Placement::Separate ? dsl::Placement::Separate
+                                                            : dsl::Placement::Paired);
+    if (asked == dsl::Placement::Auto && options.threadblocks == dsl::ThreadblockPolicy::Auto &&
+        (placed.paired_directions || !placed.algo)) {
+      Placed separate = place(dsl::Placement::Separate);
+      if (separate.algo && (!placed.algo || separate.critical_path < placed.critical_path)) {
+        placed = std::move(separate);
       }
-      spread = std::max({spread, 2, traffic->channels_needed(*limits, per_channel)});
-      if (spread > widest) break;
-      plan = ChannelPlan{spread, true, per_channel};
     }
-    if (!algo) {
+    if (!placed.algo) {
       result.errors.push_back(fmt::format(
-          "cannot meet the '{}' limits profile: {}{}", limits->name, first_violation.text,
+          "cannot meet the '{}' limits profile: {}{}", limits->name, placed.first_violation.text,
           limits->name == "msccl" ? " (the 'weft' profile allows more)" : ""));
       result.compile_seconds = seconds_since(start);
       return result;
     }
+    const std::optional<ir::Algorithm>& algo = placed.algo;
 
-    ir::Algorithm& replicated = *algo;
+    ir::Algorithm replicated = replicate(*algo, instances, layout, blocks);
+    if (instances > 1) lap("replicate");
     emit_header(program, replicated);
     const Diagnostics diagnostics = validate_output(replicated, *limits);
     lap("emit");
@@ -373,8 +431,15 @@ CompileResult compile_unverified(const dsl::Program& program) {
       result.compile_seconds = seconds_since(start);
       return result;
     }
-    const FuseStats fused = result.stats.fused;
-    const ForwardStats forward = result.stats.forwarded;
+    // Counted on one instance; every copy has the same.
+    FuseStats fused = result.stats.fused;
+    fused.rcs *= instances;
+    fused.rrcs *= instances;
+    fused.rrs *= instances;
+    ForwardStats forward = result.stats.forwarded;
+    forward.reads *= instances;
+    forward.copies_removed *= instances;
+    forward.copies_narrowed *= instances;
     result.stats = statistics(replicated);
     result.stats.fused = fused;
     result.stats.forwarded = forward;

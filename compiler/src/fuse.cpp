@@ -29,7 +29,8 @@ std::uint64_t connection_key(int rank, int channel, int peer, bool sending) {
 
 }  // namespace
 
-InstructionDag fuse(const InstructionDag& dag, FuseStats* stats) {
+InstructionDag fuse(const InstructionDag& dag, FuseStats* stats, std::span<const char> keep_apart,
+                    std::vector<int>* absorbed_by) {
   const detail::SlotSpace slots(dag);
   const std::size_t n = dag.size();
   const auto& in = dag.instructions;
@@ -41,7 +42,7 @@ InstructionDag fuse(const InstructionDag& dag, FuseStats* stats) {
   // Which sends can join the receive that produced their data.
   for (std::size_t k = 0; k < n; ++k) {
     const Instruction& send = in[k];
-    if (send.type == StepType::Send) {
+    if (send.type == StepType::Send && (keep_apart.empty() || !keep_apart[k])) {
       const std::size_t first = slots.slot(send.rank, send.srcbuf, send.srcoff);
       const int w = last_writer[first];
       bool ok = w >= 0;
@@ -79,6 +80,7 @@ InstructionDag fuse(const InstructionDag& dag, FuseStats* stats) {
 
   if (std::none_of(fused_send.begin(), fused_send.end(), [](int s) { return s >= 0; })) {
     if (stats) *stats = {};
+    if (absorbed_by) absorbed_by->assign(n, -1);
     return dag;  // nothing to fuse: the dependencies stand as they are
   }
 
@@ -125,6 +127,7 @@ InstructionDag fuse(const InstructionDag& dag, FuseStats* stats) {
   }
   FuseStats counted;
   out.instructions.reserve(static_cast<std::size_t>(next));
+  if (absorbed_by) absorbed_by->assign(static_cast<std::size_t>(next), -1);
   for (std::size_t k = 0; k < n; ++k) {
     if (absorbed[k]) continue;
     Instruction ins = in[k];
@@ -146,6 +149,7 @@ InstructionDag fuse(const InstructionDag& dag, FuseStats* stats) {
       ins.send_operation = send.operation;
       ins.channel = merge_hint(ins.channel, send.channel);
       ins.sendtb = send.sendtb;
+      if (absorbed_by) (*absorbed_by)[out.instructions.size()] = s;
     }
     if (ins.send_to >= 0) ins.send_to = new_index[static_cast<std::size_t>(ins.send_to)];
     if (ins.recv_from >= 0) ins.recv_from = new_index[static_cast<std::size_t>(ins.recv_from)];

@@ -12,6 +12,15 @@ namespace weft::compiler {
 
 std::optional<Schedule> schedule(const InstructionDag& dag, const ScheduleOptions& options,
                                  std::string* why) {
+  if (!why) return schedule(dag, options, static_cast<ScheduleFailure*>(nullptr));
+  ScheduleFailure failure;
+  std::optional<Schedule> result = schedule(dag, options, &failure);
+  if (!result) *why = std::move(failure.why);
+  return result;
+}
+
+std::optional<Schedule> schedule(const InstructionDag& dag, const ScheduleOptions& options,
+                                 ScheduleFailure* failure) {
   const ScheduleOrder order = options.order;
   const std::size_t n = dag.size();
   const auto& ins = dag.instructions;
@@ -55,15 +64,14 @@ std::optional<Schedule> schedule(const InstructionDag& dag, const ScheduleOption
 
   // Messages between two ranks that may end up on one connection form one FIFO here: receives
   // leave it in the order the sends entered it, so any later split over channels keeps that
-  // order on every connection. Other instances, and chains asking for other channels, are
-  // certain to use other connections.
+  // order on every connection. Chains asking for other channels are certain to use other
+  // connections.
   const std::vector<int> hint = chain_channel_hints(dag);
   detail::FlatMap pair_ids(n / 4);
   std::vector<int> pair_of(n, -1);
   for (std::size_t k = 0; k < n; ++k) {
     if (ins[k].recv_from < 0) continue;
-    const auto key = (static_cast<std::uint64_t>(ins[k].instance) << 56) |
-                     (static_cast<std::uint64_t>(hint[k] + 1) << 40) |
+    const auto key = (static_cast<std::uint64_t>(hint[k] + 1) << 40) |
                      (static_cast<std::uint64_t>(ins[k].recv_peer) << 20) |
                      static_cast<std::uint64_t>(ins[k].rank);
     pair_of[k] = pair_ids.at_or(key, static_cast<int>(pair_ids.size()));
@@ -189,28 +197,33 @@ std::optional<Schedule> schedule(const InstructionDag& dag, const ScheduleOption
     }
   }
   if (result.order.size() != n) {
-    if (why) {
-      for (const int waiting : waiting_head) {
-        if (waiting < 0) continue;
+    if (failure) {
+      for (int w : waiting_head) {
+        for (; w >= 0; w = waiting_next[static_cast<std::size_t>(w)])
+          failure->waiting_sends.push_back(w);
+      }
+      for (const int head : queue_head) {
+        if (head >= 0) failure->stuck_receives.push_back(head);
+      }
+      std::string& why = failure->why;
+      if (!failure->waiting_sends.empty()) {
+        const int waiting = failure->waiting_sends.front();
         const auto& w = ins[static_cast<std::size_t>(waiting)];
-        *why = fmt::format(
+        why = fmt::format(
             "{} sends from rank {} to rank {} while {} earlier messages between them wait for "
             "receives that depend on it",
             dag.describe(waiting), w.rank, w.send_peer, options.fifo_depth);
-        return std::nullopt;
-      }
-      // Name one receive that waits behind another message between the same ranks.
-      for (std::size_t p = 0; p < queue_head.size(); ++p) {
-        const int head = queue_head[p];
-        if (head < 0) continue;
+      } else if (!failure->stuck_receives.empty()) {
+        // Name one receive that waits behind another message between the same ranks.
+        const int head = failure->stuck_receives.front();
         const auto& h = ins[static_cast<std::size_t>(head)];
-        *why = fmt::format(
+        why = fmt::format(
             "messages from rank {} to rank {} cannot be received in the order they are sent: "
             "{} waits for an instruction that depends on a later message",
             h.recv_peer, h.rank, dag.describe(head));
-        break;
+      } else {
+        why = "the instruction graph has a cycle";
       }
-      if (why->empty()) *why = "the instruction graph has a cycle";
     }
     return std::nullopt;
   }

@@ -12,7 +12,7 @@ CollectiveSpec executor_spec(const dsl::Program& program, const ir::Algorithm& a
   if (coll.kind() != ir::Collective::Custom) return standard_spec(algorithm, coll.root());
   const CollectiveSpec base = coll.custom_spec();
   const int n = program.options().instances;
-  const dsl::Replication layout = program.options().replication;
+  const dsl::Replication layout = replication_layout(program);
   if (n == 1) return base;
   CollectiveSpec spec = base;
   spec.expected = ExpectedOutputs{};

@@ -252,6 +252,46 @@ bool Collective::specified(int rank, int index) const {
   return rank >= 0 && rank < ranks_ && index >= 0 && index < output_chunks(rank);
 }
 
+std::vector<Place> Collective::destinations(int rank, int index) const {
+  std::vector<Place> result;
+  if (rank < 0 || rank >= ranks_ || index < 0 || index >= input_chunks(rank)) return result;
+  const int c = chunk_factor_;
+  auto on_every_rank = [&](int at) {
+    for (int q = 0; q < ranks_; ++q) result.push_back({q, at});
+  };
+  // The closed forms of expected() turned around; custom collectives are searched.
+  switch (kind_) {
+    case ir::Collective::AllReduce:
+      on_every_rank(index);
+      break;
+    case ir::Collective::AllGather:
+      on_every_rank(rank * c + index);
+      break;
+    case ir::Collective::ReduceScatter:
+      result.push_back({index / c, index % c});
+      break;
+    case ir::Collective::AllToAll:
+      result.push_back({index / c, rank * c + index % c});
+      break;
+    case ir::Collective::Broadcast:
+      if (rank == root_) on_every_rank(index);
+      break;
+    case ir::Collective::Reduce:
+      result.push_back({root_, index});
+      break;
+    case ir::Collective::Custom:
+      for (int q = 0; q < ranks_; ++q) {
+        for (int k = 0; k < output_chunks(q); ++k) {
+          const std::vector<ChunkId> wanted = expected(q, k);
+          if (std::find(wanted.begin(), wanted.end(), ChunkId{rank, index}) != wanted.end())
+            result.push_back({q, k});
+        }
+      }
+      break;
+  }
+  return result;
+}
+
 ir::Alias Collective::resolve(int rank, ir::BufferKind buffer, int index) const {
   if (!in_place_ || buffer == ir::BufferKind::Scratch) return {buffer, index};
   switch (kind_) {

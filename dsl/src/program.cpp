@@ -293,6 +293,55 @@ ChunkRef ChunkRef::copy(const ChunkRef& dst, const Hints& hints, std::source_loc
   return program_->record(OperationKind::Copy, *this, dst, hints, where, "copy");
 }
 
+ChunkRef ChunkRef::copy(int dst_rank, Buffer buffer, NextFree, const Hints& hints,
+                        std::source_location where) const {
+  if (buffer.kind != ir::BufferKind::Scratch) {
+    throw DslError(where, "copy",
+                   fmt::format("the next free place is for scratch buffers; {} has fixed places",
+                               buffer_name(*program_, buffer)));
+  }
+  return copy(dst_rank, buffer, program_->scratch_chunks(dst_rank, buffer.scratch), hints, where);
+}
+
+ChunkRef ChunkRef::copy(int dst_rank, std::string_view scratch_buffer, NextFree next,
+                        const Hints& hints, std::source_location where) const {
+  return copy(dst_rank, program_->scratch(scratch_buffer), next, hints, where);
+}
+
+Place ChunkRef::destination(std::source_location where, std::string_view call) const {
+  const std::vector<Contribution> held = program_->contributions(location_);
+  if (held.empty()) {
+    throw DslError(
+        where, call,
+        fmt::format("{} holds no data at this point", describe_chunks(*program_, location_, 1)));
+  }
+  // Every input in the data must end up in the same one place (a partial sum of a reduce-scatter
+  // block, say): the places they share.
+  const Collective& coll = program_->collective();
+  std::vector<Place> common = coll.destinations(held.front().chunk.rank, held.front().chunk.chunk);
+  for (const Contribution& c : held) {
+    const std::vector<Place> mine = coll.destinations(c.chunk.rank, c.chunk.chunk);
+    std::erase_if(common, [&](const Place& p) {
+      return std::find(mine.begin(), mine.end(), p) == mine.end();
+    });
+  }
+  if (common.size() != 1) {
+    throw DslError(where, call,
+                   fmt::format("{} holds {}, which the {} collective sends to {} places, not one",
+                               describe_chunks(*program_, location_, 1), to_string(held),
+                               coll.name(), common.size()));
+  }
+  return common.front();
+}
+
+int ChunkRef::dst_rank(std::source_location where) const {
+  return destination(where, "dst_rank").rank;
+}
+
+int ChunkRef::dst_index(std::source_location where) const {
+  return destination(where, "dst_index").index;
+}
+
 ChunkRef ChunkRef::reduce(const ChunkRef& src, const Hints& hints,
                           std::source_location where) const {
   return program_->record(OperationKind::Reduce, src, *this, hints, where, "reduce");

@@ -13,6 +13,7 @@ Options AlgorithmParams::options() const {
   options.min_bytes = min_bytes;
   options.max_bytes = max_bytes;
   options.limits = limits;
+  options.placement = placement;
   return options;
 }
 

@@ -5,7 +5,8 @@
 // Channels: instructions linked by messages and fused steps form chains that must share a
 // channel. A chain takes its hint; the others follow a ChannelPlan, which the pipeline widens
 // until the limits profile is met. Threadblocks (Auto policy): a fused step joins its receive and
-// send connections; a send and a receive connection with the same peer share a threadblock;
+// send connections; a send and a receive connection with the same peer share a threadblock (unless
+// the placement is Separate);
 // local steps (cpy, re) join the threadblock of what they depend on (or of what depends on
 // them). Hints are honoured; under the Manual policy every operation must carry them, and an
 // impossible assignment is a CompileError naming the operation.
@@ -40,9 +41,20 @@ struct Assignment {
   std::vector<int> threadblock;  // per instruction: its rank's threadblock id
   std::vector<std::vector<ThreadblockInfo>> threadblocks;  // per rank
   int channels = 1;                                        // highest channel + 1
+  // Whether some threadblock took a send and a receive because they had the same peer (Paired):
+  // Separate would then differ.
+  bool paired_directions = false;
 };
 
+// `placement`: Paired or Separate (dsl::Placement; Auto is the pipeline's choice between them).
 Assignment assign(const InstructionDag& dag, const Schedule& schedule,
-                  dsl::ThreadblockPolicy policy, const ChannelPlan& plan);
+                  dsl::ThreadblockPolicy policy, const ChannelPlan& plan,
+                  dsl::Placement placement = dsl::Placement::Paired);
+
+// The longest chain of steps through threadblock order, dependencies and messages: what
+// `weftc info` reports as the critical path of the IR this assignment becomes (nops, which only
+// carry dependencies, weigh nothing, and the waits they carry are among the dependencies).
+int critical_path(const InstructionDag& dag, const Schedule& schedule,
+                  const Assignment& assignment);
 
 }  // namespace weft::compiler

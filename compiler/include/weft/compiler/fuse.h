@@ -5,6 +5,9 @@
 // receive connection is fused with sends to one peer only.
 #pragma once
 
+#include <span>
+#include <vector>
+
 #include "weft/compiler/instruction_dag.h"
 
 namespace weft::compiler {
@@ -15,6 +18,10 @@ struct FuseStats {
   int rrs = 0;
 };
 
-InstructionDag fuse(const InstructionDag& dag, FuseStats* stats = nullptr);
+// `keep_apart` (indexed by `dag`'s instructions, empty for none): sends that must stay alone,
+// the fusions a schedule found to deadlock. `absorbed`, when given, gets for each instruction of
+// the result the send of `dag` it absorbed, -1 where none.
+InstructionDag fuse(const InstructionDag& dag, FuseStats* stats = nullptr,
+                    std::span<const char> keep_apart = {}, std::vector<int>* absorbed = nullptr);
 
 }  // namespace weft::compiler

@@ -30,7 +30,6 @@ struct Instruction {
   int channel = -1;
   int sendtb = -1;
   int recvtb = -1;
-  int instance = 0;  // which copy of the algorithm (Options::instances) it belongs to
 };
 
 // A chunk slot of one rank.

@@ -1,16 +1,21 @@
-// Pass 7, replicate: `instances` copies of the algorithm, each handling its share of every chunk,
-// later placed on channels and threadblocks of their own. Interleaved layout: instance i of chunk
-// k is chunk k·n + i; Blocked: within each rank block of a buffer, instance i's chunks are
-// contiguous. A multi-chunk instruction whose chunks are no longer contiguous is cut into
-// contiguous pieces, the same on both ends of its message.
+// Instances: `instances` copies of the algorithm, each handling its share of every chunk, each on
+// channels and threadblocks of its own. Interleaved layout: instance i of chunk k is chunk k·n + i;
+// Blocked: within each rank block of a buffer, instance i's chunks are contiguous; Auto picks
+// Interleaved when every operation moves one chunk, and Blocked otherwise (it is the layout that
+// keeps a multi-chunk step whole).
 //
-// It runs on the instruction DAG, before fusion and scheduling (DESIGN.md §4 lists it after
-// dependencies): cutting a message into several after the schedule was fixed could overfill a
-// FIFO the schedule had sized, and here the scheduler sees every instance and every piece.
+// The compiler compiles one instance (every pass, schedule and threadblocks included) and copies
+// the result: instances share nothing, so k copies have exactly k times the steps and fused steps
+// of one and the same critical path, and what was deadlock-free at FIFO depth 2 stays so.
+// Before that, a multi-chunk instruction whose copies would not be contiguous (a step that spans
+// several rank blocks of an alltoall, say) is cut into contiguous pieces, the same on both ends of
+// its message, so that the scheduler sizes its FIFOs for the pieces.
 #pragma once
 
 #include "weft/compiler/instruction_dag.h"
 #include "weft/dsl/options.h"
+#include "weft/dsl/program.h"
+#include "weft/runtime/ir.h"
 
 namespace weft::compiler {
 
@@ -22,10 +27,22 @@ struct BlockSizes {
   int scratch = 0;
 };
 
-InstructionDag replicate(const InstructionDag& dag, int instances, dsl::Replication layout,
-                         const BlockSizes& blocks);
+// The layout `program` replicates with: its option, Auto resolved.
+dsl::Replication replication_layout(const dsl::Program& program);
+// The rank blocks of the program's collective.
+BlockSizes replication_blocks(const dsl::Collective& collective);
 
-// Where chunk `chunk` goes for `instance` (blocks of `block` chunks).
+// One instance's instructions with every multi-chunk instruction cut where its copy in some
+// instance would not be contiguous. Offsets stay those of one instance.
+InstructionDag cut_for_instances(const InstructionDag& dag, int instances, dsl::Replication layout,
+                                 const BlockSizes& blocks);
+
+// `instances` copies of one compiled instance (cut by cut_for_instances): instance i's
+// threadblocks follow instance i-1's on each rank, on channels above its channels.
+ir::Algorithm replicate(const ir::Algorithm& one, int instances, dsl::Replication layout,
+                        const BlockSizes& blocks);
+
+// Where chunk `chunk` goes for `instance` (blocks of `block` chunks). Auto is not a layout here.
 int replicated_index(int chunk, int instance, int instances, dsl::Replication layout, int block);
 
 }  // namespace weft::compiler

@@ -37,4 +37,15 @@ struct ScheduleOptions {
 std::optional<Schedule> schedule(const InstructionDag& dag, const ScheduleOptions& options,
                                  std::string* why = nullptr);
 
+// Where a schedule got stuck: `why`, and the instructions left waiting: sends (fused steps
+// included) that found no room between their two ranks, and receives at the head of their FIFO
+// whose other inputs never came. A fused step among them is a fusion to undo.
+struct ScheduleFailure {
+  std::string why;
+  std::vector<int> waiting_sends;
+  std::vector<int> stuck_receives;
+};
+std::optional<Schedule> schedule(const InstructionDag& dag, const ScheduleOptions& options,
+                                 ScheduleFailure* failure);
+
 }  // namespace weft::compiler

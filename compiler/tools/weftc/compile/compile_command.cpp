@@ -33,6 +33,7 @@ struct CompileArgs {
   bool in_place = false;
   bool out_of_place = false;
   std::string profile = "msccl";
+  std::string placement = "auto";
   int seeds = 3;
   std::string output;
   std::vector<std::string> load;
@@ -84,6 +85,9 @@ int run_compile(const CompileArgs& args) {
   if (args.in_place) params.in_place = true;
   if (args.out_of_place) params.in_place = false;
   params.limits = args.profile;
+  params.placement = args.placement == "paired"     ? dsl::Placement::Paired
+                     : args.placement == "separate" ? dsl::Placement::Separate
+                                                    : dsl::Placement::Auto;
   if (const std::optional<std::string> why = dsl::check_shape(*info, params)) {
     fmt::print(stderr, "weftc compile: {}\n", *why);
     return kUsage;
@@ -180,6 +184,12 @@ void add_compile_command(CLI::App& app, int& exit_code) {
   in_place->excludes(out_of_place);
   cmd->add_option("--profile", args->profile, "limits profile the output obeys: msccl or weft")
       ->check(CLI::IsMember({"msccl", "weft"}))
+      ->capture_default_str();
+  cmd->add_option("--placement", args->placement,
+                  "threadblocks for sends and receives with the same peer: paired (fewer "
+                  "threadblocks), separate (one per direction) or auto (separate only where it "
+                  "shortens the critical path)")
+      ->check(CLI::IsMember({"auto", "paired", "separate"}))
       ->capture_default_str();
   cmd->add_option("--seeds", args->seeds,
                   "interleavings per verification case; only the first runs when its race check "

@@ -17,6 +17,12 @@ struct Buffer {
 inline constexpr Buffer input{ir::BufferKind::Input, -1};
 inline constexpr Buffer output{ir::BufferKind::Output, -1};
 
+// In place of an index: the next free place of a scratch buffer on the destination rank (one past
+// the largest index written there so far), so that chunks gathered one after another line up
+// without the program computing where: `ref.copy(gateway, "to_node_1", dsl::next_free)`.
+struct NextFree {};
+inline constexpr NextFree next_free{};
+
 // Placement hints for one operation; -1 leaves the choice to the compiler. A cross-rank operation
 // uses `sendtb` on the sending rank and `recvtb` on the receiving one; a local one uses `sendtb`
 // (or `recvtb` when only that is given).

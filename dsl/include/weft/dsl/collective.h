@@ -26,6 +26,13 @@ struct CustomCollective {
   std::function<std::vector<ChunkId>(int rank, int index)> postcondition;
 };
 
+// A chunk of one rank's output buffer.
+struct Place {
+  int rank = 0;
+  int index = 0;
+  friend bool operator==(const Place&, const Place&) = default;
+};
+
 class Collective {
  public:
   // Chunk factor c: allreduce, broadcast and reduce cut each rank's buffer into c chunks;
@@ -66,6 +73,9 @@ class Collective {
   // unspecified.
   std::vector<ChunkId> expected(int rank, int index) const;
   bool specified(int rank, int index) const;
+  // The output chunks whose postcondition holds input chunk `index` of `rank`, by rank then index:
+  // one for an alltoall or a reduce-scatter, one per rank for an allgather or an allreduce.
+  std::vector<Place> destinations(int rank, int index) const;
 
   // In an in-place call input and output share memory (DESIGN.md §2.2): where chunk `index` of
   // `buffer` of `rank` really lives. Out-of-place calls and scratch map to themselves.

@@ -12,16 +12,25 @@ namespace weft::dsl {
 // operation must say its threadblocks, and the compiler only checks them.
 enum class ThreadblockPolicy { Auto, Manual };
 
+// How the compiler forms threadblocks from sends and receives that no fused step ties together:
+// Paired puts a send to rank q and a receive from rank q on one threadblock (fewer threadblocks,
+// as NCCL's p2p does); Separate gives each direction its own, so that a receive never waits
+// behind a send of the same threadblock (or a send behind a receive); Auto compiles both and
+// keeps Separate only where it shortens the critical path.
+enum class Placement { Auto, Paired, Separate };
+
 // How `instances` copies lay out their chunks: Interleaved puts instance i of chunk k at
 // k·instances + i (MSCCL's default); Blocked keeps each instance's chunks of one rank block
-// together, so multi-chunk steps stay single steps.
-enum class Replication { Interleaved, Blocked };
+// together, so multi-chunk steps stay single steps; Auto is Interleaved when every operation moves
+// one chunk and Blocked otherwise, so that k instances have exactly k times one's steps.
+enum class Replication { Interleaved, Blocked, Auto };
 
 struct Options {
   ir::Protocol protocol = ir::Protocol::Simple;
   int instances = 1;
   ThreadblockPolicy threadblocks = ThreadblockPolicy::Auto;
-  Replication replication = Replication::Interleaved;
+  Placement placement = Placement::Auto;
+  Replication replication = Replication::Auto;
   bool fusion = true;
   std::uint64_t min_bytes = 0;
   std::uint64_t max_bytes = 0;   // 0: no upper bound

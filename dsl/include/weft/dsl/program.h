@@ -45,6 +45,18 @@ class ChunkRef {
                 std::source_location where = std::source_location::current()) const;
   ChunkRef copy(const ChunkRef& dst, const Hints& hints = {},
                 std::source_location where = std::source_location::current()) const;
+  // Copies these chunks to the next free place of scratch buffer `buffer` on `dst_rank`.
+  ChunkRef copy(int dst_rank, Buffer buffer, NextFree, const Hints& hints = {},
+                std::source_location where = std::source_location::current()) const;
+  ChunkRef copy(int dst_rank, std::string_view scratch_buffer, NextFree, const Hints& hints = {},
+                std::source_location where = std::source_location::current()) const;
+
+  // Where the data these chunks hold must end up by the collective's definition: the rank and
+  // output index of the first chunk's one destination (an alltoall's chunk wherever it travels,
+  // a partial sum of a reduce-scatter). Throws DslError when the data has several destinations
+  // (an allgather's chunk), none, or the chunk holds nothing.
+  int dst_rank(std::source_location where = std::source_location::current()) const;
+  int dst_index(std::source_location where = std::source_location::current()) const;
 
   // this ← this ⊕ src, on this reference's rank (src may live on another rank); returns this.
   ChunkRef reduce(const ChunkRef& src, const Hints& hints = {},
@@ -60,6 +72,7 @@ class ChunkRef {
  private:
   friend class Program;
   friend ChunkRef group(std::span<const ChunkRef> refs, std::source_location where);
+  Place destination(std::source_location where, std::string_view call) const;
   ChunkRef(Program* program, Location location, int size)
       : program_(program), location_(location), size_(size) {}
   Program* program_;

@@ -30,8 +30,9 @@ struct AlgorithmParams {
   std::optional<bool> in_place;  // absent: the algorithm's default (alltoall: out of place)
   int root = 0;                  // broadcast and reduce
   std::string limits = "msccl";  // limits profile
+  Placement placement = Placement::Auto;
 
-  // Options carrying protocol, instances, size band and limits.
+  // Options carrying protocol, instances, size band, limits and threadblock placement.
   Options options() const;
 };
 

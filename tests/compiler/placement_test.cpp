@@ -1,0 +1,76 @@
+// Threadblock placement: paired (a send and a receive with the same peer share a threadblock),
+// separate (one threadblock per direction), and auto, which keeps separate only where it
+// shortens the critical path.
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+#include "compiler_test_support.h"
+#include "weft/algorithms/library.h"
+#include "weft/runtime/analysis.h"
+
+using namespace weft;
+
+namespace {
+
+struct Placed {
+  int threadblocks = 0;
+  int critical_path = 0;
+};
+
+Placed compile_placed(const char* algorithm, int nodes, int gpus, dsl::Placement placement) {
+  dsl::Registry registry;
+  algorithms::register_library(registry);
+  dsl::AlgorithmParams params;
+  params.ranks = nodes * gpus;
+  if (nodes > 1) {
+    params.nodes = nodes;
+    params.gpus_per_node = gpus;
+  }
+  params.placement = placement;
+  const dsl::Program program = registry.find(algorithm)->build(params);
+  const compiler::CompileResult result = compiler::compile(program, test::quick());
+  INFO(result.error_text());
+  REQUIRE(result.ok());
+  return Placed{result.stats.threadblocks, ir::summarize(*result.algorithm).critical_path_steps};
+}
+
+}  // namespace
+
+TEST_CASE("placement: separate directions shorten alltoall's critical path to msccl-tools'",
+          "[compiler][placement]") {
+  using dsl::Placement;
+  // Paired, a rank's threadblock for peer q sends to q before it receives from q.
+  const Placed paired = compile_placed("alltoall_direct", 1, 8, Placement::Paired);
+  const Placed separate = compile_placed("alltoall_direct", 1, 8, Placement::Separate);
+  const Placed automatic = compile_placed("alltoall_direct", 1, 8, Placement::Auto);
+  CHECK(paired.threadblocks == 8 * 7);
+  CHECK(paired.critical_path == 3);
+  CHECK(separate.threadblocks == 8 * 14);
+  CHECK(separate.critical_path == 2);
+  CHECK(automatic.threadblocks == separate.threadblocks);
+  CHECK(automatic.critical_path == 2);
+  // msccl-tools' two-step alltoall: 4 at 2 nodes × 4 GPUs, 8 at 4 × 8.
+  CHECK(compile_placed("alltoall_two_step", 2, 4, Placement::Auto).critical_path <= 4);
+  CHECK(compile_placed("alltoall_two_step", 4, 8, Placement::Auto).critical_path <= 8);
+}
+
+TEST_CASE("placement: auto keeps the fewer threadblocks where separating does not help",
+          "[compiler][placement]") {
+  using dsl::Placement;
+  for (const auto& [algorithm, nodes, gpus] :
+       std::vector<std::tuple<const char*, int, int>>{{"allreduce_hierarchical", 2, 4},
+                                                      {"allreduce_allpairs", 1, 8},
+                                                      {"allreduce_ring", 1, 8}}) {
+    const Placed paired = compile_placed(algorithm, nodes, gpus, Placement::Paired);
+    const Placed separate = compile_placed(algorithm, nodes, gpus, Placement::Separate);
+    const Placed automatic = compile_placed(algorithm, nodes, gpus, Placement::Auto);
+    INFO(fmt::format("{}: paired {} threadblocks, path {}; separate {}, {}; auto {}, {}", algorithm,
+                     paired.threadblocks, paired.critical_path, separate.threadblocks,
+                     separate.critical_path, automatic.threadblocks, automatic.critical_path));
+    CHECK(automatic.critical_path == std::min(paired.critical_path, separate.critical_path));
+    if (separate.critical_path >= paired.critical_path) {
+      CHECK(automatic.threadblocks == paired.threadblocks);
+    }
+  }
+}
