@@ -105,7 +105,8 @@ PYBIND11_MODULE(_weft, m) {
       .value("manual", dsl::ThreadblockPolicy::Manual);
   py::enum_<dsl::Replication>(m, "Replication")
       .value("interleaved", dsl::Replication::Interleaved)
-      .value("blocked", dsl::Replication::Blocked);
+      .value("blocked", dsl::Replication::Blocked)
+      .value("auto", dsl::Replication::Auto);
 
   py::class_<dsl::Buffer>(m, "Buffer")
       .def_property_readonly("kind",
