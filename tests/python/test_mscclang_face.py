@@ -225,6 +225,23 @@ class FaceTest(unittest.TestCase):
         self.assertIn(f"misuse.py:{line_of(lines, '# READS NOTHING')}: copy: reads rank 1",
                       r.stderr)
 
+    def test_multi_chunk_steps_stay_whole_across_instances(self):
+        program = """
+            import sys
+            n = 2
+            with MSCCLProgram("ag", fully_connected(n), AllGather(n, 2, False), int(sys.argv[1])):
+                for rank in range(n):
+                    for dst in range(n):
+                        chunk(rank, Buffer.input, 0, 2).copy(dst, Buffer.output, 2 * rank)
+                XML()
+            """
+        one, _ = run_program(program, ["1"])
+        two, _ = run_program(program, ["2"])
+        self.assert_verified(one)
+        self.assert_verified(two)
+        self.assertEqual(info(two.algos[0])["steps"], 2 * info(one.algos[0])["steps"])
+        self.assertNotIn('cnt="1"', two.algos[0])
+
     def test_the_face_is_gone_after_the_run(self):
         r, _ = run_program("""
             import msccl.language

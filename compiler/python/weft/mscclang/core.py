@@ -731,7 +731,7 @@ class _Replay:
         except _Refused as refused:
             return None, str(refused)
         replication = (
-            _weft.Replication.interleaved if prog.interleaved_replication else _weft.Replication.blocked
+            _weft.Replication.auto if prog.interleaved_replication else _weft.Replication.blocked
         )
         policy = (
             _weft.ThreadblockPolicy.manual
