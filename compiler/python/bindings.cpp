@@ -157,7 +157,7 @@ PYBIND11_MODULE(_weft, m) {
            }),
            py::arg("protocol") = "Simple", py::arg("instances") = 1,
            py::arg("threadblocks") = dsl::ThreadblockPolicy::Auto,
-           py::arg("replication") = dsl::Replication::Interleaved, py::arg("fusion") = true,
+           py::arg("replication") = dsl::Options{}.replication, py::arg("fusion") = true,
            py::arg("min_bytes") = 0, py::arg("max_bytes") = 0, py::arg("limits") = "msccl")
       .def_property_readonly(
           "protocol", [](const dsl::Options& o) { return std::string(ir::to_string(o.protocol)); })
