@@ -2,7 +2,8 @@
 # Installs what Weft builds with, from Debian's packages. Safe to run again: apt-get skips what is
 # already there, and the package lists are refreshed only when a package is missing.
 #
-#   install-deps.sh           everything: the build, the tests, the sanitizer and fuzz builds
+#   install-deps.sh           everything: the build, the tests, the sanitizer and fuzz builds, the
+#                             Python bindings (msccl-tools' MSCCLang programs run through them)
 #   install-deps.sh --build   only what building weftc and weft-perf needs (scripts/demo.sh)
 set -euo pipefail
 
@@ -10,7 +11,7 @@ packages=(build-essential cmake ninja-build pkg-config
           libpugixml-dev libfmt-dev libcli11-dev catch2)
 case "${1:-}" in
   --build) ;;
-  "") packages+=(git clang libclang-rt-14-dev time) ;;
+  "") packages+=(git clang libclang-rt-14-dev time pybind11-dev python3-dev) ;;
   *) echo "install-deps: unknown argument '$1' (use --build or nothing)" >&2; exit 2 ;;
 esac
 

@@ -157,6 +157,10 @@ std::vector<int> chain_channels(const InstructionDag& dag, const ChannelPlan& pl
   return channel;
 }
 
+// Under the Manual policy, the operations of a rank that name no threadblock share one more
+// threadblock, after the hinted ones, as msccl-tools places them (its threadblock -1).
+constexpr int kExtraThreadblock = -2;
+
 struct RankAssigner {
   const InstructionDag& dag;
   const Schedule& schedule;
@@ -168,7 +172,9 @@ struct RankAssigner {
   bool& paired_directions;
 
   std::vector<ThreadblockInfo> tbs;
-  std::vector<int> user_id;  // the hint a threadblock was created for, -1 for automatic ones
+  // The hint a threadblock was created for, -1 for automatic ones, kExtraThreadblock for the
+  // Manual policy's one for operations without hints.
+  std::vector<int> user_id;
   std::unordered_map<int, int> by_hint;
 
   int rank = 0;
@@ -177,7 +183,7 @@ struct RankAssigner {
     tbs.push_back(ThreadblockInfo{-1, -1, ch});
     user_id.push_back(hint);
     const int t = static_cast<int>(tbs.size() - 1);
-    if (hint >= 0) by_hint.emplace(hint, t);
+    if (hint != -1) by_hint.emplace(hint, t);
     return t;
   }
 
@@ -188,6 +194,10 @@ struct RankAssigner {
 
   std::string tb_name(int t) const {
     const int hint = user_id[static_cast<std::size_t>(t)];
+    if (hint == kExtraThreadblock) {
+      return fmt::format("the threadblock of rank {} for operations without threadblock hints",
+                         rank);
+    }
     return hint >= 0 ? fmt::format("threadblock {} of rank {}", hint, rank)
                      : fmt::format("an automatic threadblock of rank {}", rank);
   }
@@ -197,16 +207,12 @@ struct RankAssigner {
     const int ch = channel[static_cast<std::size_t>(k)];
     const bool sending = ir::sends(i.type);
     const bool receiving = ir::receives(i.type);
-    const int hint = sending && i.sendtb >= 0 ? i.sendtb : (receiving ? i.recvtb : -1);
-    if (policy == dsl::ThreadblockPolicy::Manual && hint < 0) {
-      throw CompileError(fmt::format(
-          "{}: the threadblock policy is manual, but no {} is given for its {} on rank {}",
-          dag.describe(k), sending ? "sendtb" : "recvtb", sending ? "send" : "receive", i.rank));
-    }
+    int hint = sending && i.sendtb >= 0 ? i.sendtb : (receiving ? i.recvtb : -1);
+    if (policy == dsl::ThreadblockPolicy::Manual && hint < 0) hint = kExtraThreadblock;
     const int ts = sending ? connections.send(ch, i.send_peer) : -1;
     const int tr = receiving ? connections.recv(ch, i.recv_peer) : -1;
     int t = -1;
-    if (hint >= 0) {
+    if (hint != -1) {
       t = for_hint(hint, ch);
     } else if (ts >= 0 && tr >= 0 && ts != tr) {
       throw CompileError(fmt::format(
@@ -301,10 +307,8 @@ struct RankAssigner {
         continue;
       }
       if (policy == dsl::ThreadblockPolicy::Manual) {
-        throw CompileError(fmt::format(
-            "{}: the threadblock policy is manual, but no sendtb is given for this local step on "
-            "rank {}",
-            dag.describe(k), i.rank));
+        threadblock[static_cast<std::size_t>(k)] = for_hint(kExtraThreadblock, 0);
+        continue;
       }
       // Join what it depends on, preferring a receive (whose data it most likely uses) and then
       // the latest.
@@ -393,7 +397,8 @@ Assignment assign(const InstructionDag& dag, const Schedule& schedule,
                                      static_cast<std::size_t>(rank_begin[ur + 1] - rank_begin[ur]));
     assigner.run(order);
     connections.reset();
-    // Threadblock ids: the hinted ones first, by hint, then the automatic ones as created.
+    // Threadblock ids: the hinted ones first, by hint, then the automatic ones as created (or
+    // the Manual policy's one for operations without hints).
     const std::size_t count = assigner.tbs.size();
     std::vector<int> rank_order(count);
     std::iota(rank_order.begin(), rank_order.end(), 0);

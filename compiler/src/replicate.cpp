@@ -177,19 +177,21 @@ ir::Algorithm replicate(const ir::Algorithm& one, int instances, dsl::Replicatio
     gpu.input_chunks = source.input_chunks * instances;
     gpu.output_chunks = source.output_chunks * instances;
     gpu.scratch_chunks = source.scratch_chunks * instances;
-    const auto per_instance = static_cast<int>(source.threadblocks.size());
     gpu.threadblocks.clear();
     gpu.threadblocks.reserve(source.threadblocks.size() * static_cast<std::size_t>(instances));
-    for (int i = 0; i < instances; ++i) {
-      for (const ir::Threadblock& tb : source.threadblocks) {
+    // Threadblock t of instance i becomes t·n + i, as msccl-tools numbers them, so that a
+    // program's threadblock hints keep their order across instances (the source's threadblocks
+    // are in id order, and so are the copies).
+    for (const ir::Threadblock& tb : source.threadblocks) {
+      for (int i = 0; i < instances; ++i) {
         ir::Threadblock copy = tb;
-        copy.id = i * per_instance + tb.id;
+        copy.id = tb.id * instances + i;
         copy.channel = tb.channel + i * channels;
         for (ir::Step& step : copy.steps) {
           // Steps were cut so that every copy is contiguous: its first chunk places the rest.
           step.srcoff = lay.index(rank, step.srcbuf, step.srcoff, i);
           step.dstoff = lay.index(rank, step.dstbuf, step.dstoff, i);
-          if (step.depid >= 0) step.depid += i * per_instance;
+          if (step.depid >= 0) step.depid = step.depid * instances + i;
         }
         gpu.threadblocks.push_back(std::move(copy));
       }

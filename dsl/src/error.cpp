@@ -12,10 +12,13 @@ std::string describe_location(const std::source_location& where) {
   return fmt::format("{}:{}", file, where.line());
 }
 
-DslError::DslError(std::source_location where, std::string_view call, std::string_view what)
-    : std::runtime_error(fmt::format("{}: {}: {}", describe_location(where), call, what)),
+DslError::DslError(std::source_location where, std::string_view call, std::string_view what,
+                   std::string origin)
+    : std::runtime_error(fmt::format(
+          "{}: {}: {}", origin.empty() ? describe_location(where) : origin, call, what)),
       where_(where),
       call_(call),
-      reason_(what) {}
+      reason_(what),
+      origin_(std::move(origin)) {}
 
 }  // namespace weft::dsl

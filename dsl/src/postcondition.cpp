@@ -24,6 +24,18 @@ Fingerprint fingerprint_of(const std::vector<ChunkId>& chunks) {
   return fp;
 }
 
+// The last operation writing `at`: only looked for when a failure is reported, so a scan is fine.
+std::string last_writer(const Program& program, const Location& at) {
+  const auto& ops = program.operations();
+  for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+    if (it->dst.rank == at.rank && it->dst.buffer == at.buffer && it->dst.index <= at.index &&
+        at.index < it->dst.index + it->size) {
+      return describe(*it);
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string PostconditionFailure::str() const {
@@ -49,6 +61,7 @@ std::string PostconditionFailure::str() const {
   if (!missing.empty()) text += fmt::format("; missing {}", to_string(missing));
   if (!extra.empty()) text += fmt::format("; unexpected {}", to_string(extra));
   if (!repeated.empty()) text += fmt::format("; reduced more than once {}", to_string(repeated));
+  if (!last_written_by.empty()) text += fmt::format(" (last written by {})", last_written_by);
   return text;
 }
 
@@ -106,12 +119,14 @@ PostconditionReport check_postcondition(const Program& program, std::size_t max_
           break;
       }
       const ir::Alias at = coll.resolve(r, ir::BufferKind::Output, k);
-      const ContentId found = program.content(Location{r, Buffer{at.buffer, -1}, at.chunk});
+      const Location place{r, Buffer{at.buffer, -1}, at.chunk};
+      const ContentId found = program.content(place);
       if (program.content_store().fingerprint(found) == expected) continue;
       ++report.failure_count;
       if (report.failures.size() < max_reported) {
-        report.failures.push_back(
-            PostconditionFailure{r, k, coll.expected(r, k), program.content_store().expand(found)});
+        report.failures.push_back(PostconditionFailure{r, k, coll.expected(r, k),
+                                                       program.content_store().expand(found),
+                                                       last_writer(program, place)});
       }
     }
   }

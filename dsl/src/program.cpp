@@ -68,6 +68,11 @@ Program::Program(std::string name, Collective collective, Options options,
   }
 }
 
+DslError Program::error(std::source_location where, std::string_view call,
+                        std::string_view what) const {
+  return DslError(where, call, what, origin_);
+}
+
 Buffer Program::scratch(std::string_view name) {
   const auto it = std::find(scratch_names_.begin(), scratch_names_.end(), name);
   if (it != scratch_names_.end()) {
@@ -172,42 +177,40 @@ ChunkRef Program::make_ref(int rank, Buffer buffer, int index, int size, std::so
   const int n = ranks();
   const char* role = for_write ? "destination " : "";
   if (rank < 0 || rank >= n) {
-    throw DslError(
-        where, call,
-        fmt::format("{}rank {} is out of range (the program has {} ranks)", role, rank, n));
+    throw error(where, call,
+                fmt::format("{}rank {} is out of range (the program has {} ranks)", role, rank, n));
   }
-  if (size < 1) throw DslError(where, call, fmt::format("size {} must be at least 1", size));
+  if (size < 1) throw error(where, call, fmt::format("size {} must be at least 1", size));
   switch (buffer.kind) {
     case ir::BufferKind::Input:
     case ir::BufferKind::Output: {
       const int extent = collective_.chunks(rank, buffer.kind);
       if (index < 0 || index + size > extent) {
-        throw DslError(where, call,
-                       fmt::format("{}index {} (size {}) is out of range: rank {}'s {} has {} "
-                                   "chunks",
-                                   role, index, size, rank, buffer_name(*this, buffer), extent));
+        throw error(where, call,
+                    fmt::format("{}index {} (size {}) is out of range: rank {}'s {} has {} "
+                                "chunks",
+                                role, index, size, rank, buffer_name(*this, buffer), extent));
       }
       const ir::Alias at = collective_.resolve(rank, buffer.kind, index);
       return ChunkRef(this, Location{rank, Buffer{at.buffer, -1}, at.chunk}, size);
     }
     case ir::BufferKind::Scratch:
       if (buffer.scratch < 0 || static_cast<std::size_t>(buffer.scratch) >= scratch_names_.size()) {
-        throw DslError(
+        throw error(
             where, call,
             fmt::format("scratch buffer {} does not belong to this program", buffer.scratch));
       }
       if (index < 0 || index + size > kMaxScratchChunks) {
-        throw DslError(
-            where, call,
-            fmt::format("{}index {} (size {}) is out of range for {} (at most {} "
-                        "chunks)",
-                        role, index, size, buffer_name(*this, buffer), kMaxScratchChunks));
+        throw error(where, call,
+                    fmt::format("{}index {} (size {}) is out of range for {} (at most {} "
+                                "chunks)",
+                                role, index, size, buffer_name(*this, buffer), kMaxScratchChunks));
       }
       return ChunkRef(this, Location{rank, buffer, index}, size);
     case ir::BufferKind::None:
       break;
   }
-  throw DslError(where, call, "a chunk reference needs a buffer (input, output or a scratch)");
+  throw error(where, call, "a chunk reference needs a buffer (input, output or a scratch)");
 }
 
 ChunkRef Program::chunk(int rank, Buffer buffer, int index, int size, std::source_location where) {
@@ -222,27 +225,27 @@ ChunkRef Program::chunk(int rank, std::string_view scratch_buffer, int index, in
 ChunkRef Program::record(OperationKind kind, const ChunkRef& src, const ChunkRef& dst,
                          const Hints& hints, std::source_location where, std::string_view call) {
   if (src.program_ != this || dst.program_ != this) {
-    throw DslError(where, call, "the chunk references belong to different programs");
+    throw error(where, call, "the chunk references belong to different programs");
   }
   for (const auto& [value, what] :
        {std::pair{hints.channel, "channel"}, std::pair{hints.sendtb, "sendtb"},
         std::pair{hints.recvtb, "recvtb"}}) {
     if (value < -1 || value > kMaxHint) {
-      throw DslError(where, call,
-                     fmt::format("hint {} = {} must be -1 (none) or a number in [0, {}]", what,
-                                 value, kMaxHint));
+      throw error(where, call,
+                  fmt::format("hint {} = {} must be -1 (none) or a number in [0, {}]", what, value,
+                              kMaxHint));
     }
   }
   if (src.size_ != dst.size_) {
-    throw DslError(where, call,
-                   fmt::format("sizes differ: {} is {} chunks, {} is {}",
-                               describe_chunks(*this, src.location_, src.size_), src.size_,
-                               describe_chunks(*this, dst.location_, dst.size_), dst.size_));
+    throw error(where, call,
+                fmt::format("sizes differ: {} is {} chunks, {} is {}",
+                            describe_chunks(*this, src.location_, src.size_), src.size_,
+                            describe_chunks(*this, dst.location_, dst.size_), dst.size_));
   }
   const int size = src.size_;
   if (overlaps(src.location_, size, dst.location_, size)) {
     const bool same = src.location_ == dst.location_;
-    throw DslError(
+    throw error(
         where, call,
         fmt::format("{} {} {}", describe_chunks(*this, dst.location_, size),
                     kind == OperationKind::Copy
@@ -255,9 +258,9 @@ ChunkRef Program::record(OperationKind kind, const ChunkRef& src, const ChunkRef
       const Location at{ref.location_.rank, ref.location_.buffer, ref.location_.index + j};
       const ContentId* held = find_slot(at);
       if (!held || *held == kEmptySlot) {
-        throw DslError(where, call,
-                       fmt::format("reads {} ({}), which holds no data at this point",
-                                   describe_chunks(*this, at, 1), role));
+        throw error(where, call,
+                    fmt::format("reads {} ({}), which holds no data at this point",
+                                describe_chunks(*this, at, 1), role));
       }
     }
   };
@@ -270,7 +273,7 @@ ChunkRef Program::record(OperationKind kind, const ChunkRef& src, const ChunkRef
         slot(Location{dst.location_.rank, dst.location_.buffer, dst.location_.index + j});
     into = kind == OperationKind::Copy ? from : store_.combine(into, from);
   }
-  operations_.push_back(Operation{kind, src.location_, dst.location_, size, hints, where});
+  operations_.push_back(Operation{kind, src.location_, dst.location_, size, hints, where, origin_});
   return dst;
 }
 
@@ -346,8 +349,8 @@ ChunkRef ChunkRef::reduce(const ChunkRef& src, const Hints& hints,
 
 std::vector<ChunkRef> ChunkRef::split(int parts, std::source_location where) const {
   if (parts < 1 || size_ % parts != 0) {
-    throw DslError(where, "split",
-                   fmt::format("{} chunks cannot be split into {} equal parts", size_, parts));
+    throw program_->error(
+        where, "split", fmt::format("{} chunks cannot be split into {} equal parts", size_, parts));
   }
   std::vector<ChunkRef> result;
   const int each = size_ / parts;
@@ -360,9 +363,9 @@ std::vector<ChunkRef> ChunkRef::split(int parts, std::source_location where) con
 
 ChunkRef ChunkRef::slice(int offset, int size, std::source_location where) const {
   if (offset < 0 || size < 1 || offset + size > size_) {
-    throw DslError(where, "slice",
-                   fmt::format("[{}, {}) is not inside a reference of {} chunks", offset,
-                               offset + size, size_));
+    throw program_->error(where, "slice",
+                          fmt::format("[{}, {}) is not inside a reference of {} chunks", offset,
+                                      offset + size, size_));
   }
   return ChunkRef(program_, Location{location_.rank, location_.buffer, location_.index + offset},
                   size);
@@ -371,18 +374,21 @@ ChunkRef ChunkRef::slice(int offset, int size, std::source_location where) const
 ChunkRef group(std::span<const ChunkRef> refs, std::source_location where) {
   if (refs.empty()) throw DslError(where, "group", "nothing to group");
   const ChunkRef& first = refs.front();
+  const Program& program = *first.program_;
   int size = first.size();
   for (std::size_t k = 1; k < refs.size(); ++k) {
     const ChunkRef& ref = refs[k];
     if (ref.rank() != first.rank() || !(ref.buffer() == first.buffer())) {
-      throw DslError(where, "group",
-                     fmt::format("reference {} is on another rank or buffer than the first", k));
+      throw program.error(
+          where, "group",
+          fmt::format("reference {} is on another rank or buffer than the first", k));
     }
     if (ref.index() != first.index() + size) {
-      throw DslError(where, "group",
-                     fmt::format("reference {} starts at chunk {}, not right after the previous "
-                                 "one (chunk {})",
-                                 k, ref.index(), first.index() + size));
+      throw program.error(
+          where, "group",
+          fmt::format("reference {} starts at chunk {}, not right after the previous "
+                      "one (chunk {})",
+                      k, ref.index(), first.index() + size));
     }
     size += ref.size();
   }

@@ -7,8 +7,9 @@
 namespace weft::dsl {
 
 std::string describe(const Operation& operation) {
-  return fmt::format("{} at {}", operation.kind == OperationKind::Copy ? "copy" : "reduce",
-                     describe_location(operation.where));
+  return fmt::format(
+      "{} at {}", operation.kind == OperationKind::Copy ? "copy" : "reduce",
+      operation.origin.empty() ? describe_location(operation.where) : operation.origin);
 }
 
 }  // namespace weft::dsl

@@ -90,16 +90,35 @@ TEST_CASE("assign: manual threadblocks are honoured", "[compiler][assign]") {
   CHECK(a.threadblocks[0][1].send == 1);
 }
 
+TEST_CASE("assign: under the manual policy, operations without hints get one more threadblock",
+          "[compiler][assign]") {
+  // As msccl-tools does: the hinted threadblocks keep their ids, the rest share the next one.
+  dsl::Options options;
+  options.threadblocks = dsl::ThreadblockPolicy::Manual;
+  dsl::Program p("m", dsl::Collective::broadcast(3, 0, 1, false), options);
+  p.chunk(0, dsl::input, 0).copy(0, dsl::output, 0);
+  p.chunk(0, dsl::input, 0).copy(1, dsl::output, 0, {.sendtb = 0, .recvtb = 0});
+  p.chunk(0, dsl::input, 0).copy(2, dsl::output, 0);
+  const compiler::Assignment a = assign_program(p);
+  REQUIRE(a.threadblocks[0].size() == 2);
+  CHECK(a.threadblocks[0][0].send == 1);
+  CHECK(a.threadblocks[0][1].send == 2);
+  REQUIRE(a.threadblocks[2].size() == 1);
+  CHECK(a.threadblocks[2][0].recv == 0);
+}
+
 TEST_CASE("assign: impossible manual assignments name the operation", "[compiler][assign]") {
   dsl::Options options;
   options.threadblocks = dsl::ThreadblockPolicy::Manual;
-  SECTION("a missing hint") {
-    dsl::Program p("m", dsl::Collective::broadcast(2, 0, 1), options);
-    const int line = __LINE__ + 1;
+  SECTION("operations without hints share one more threadblock, which must be possible") {
+    dsl::Program p("m", dsl::Collective::broadcast(3, 0, 1), options);
     p.chunk(0, dsl::input, 0).copy(1, dsl::output, 0, {.recvtb = 0});
+    const int line = __LINE__ + 1;
+    p.chunk(0, dsl::input, 0).copy(2, dsl::output, 0, {.recvtb = 0});
     CHECK(assign_error(p) == "copy at assign_test.cpp:" + std::to_string(line) +
-                                 ": the threadblock policy is manual, but no sendtb is given "
-                                 "for its send on rank 0");
+                                 ": the threadblock of rank 0 for operations without threadblock "
+                                 "hints already sends to rank 1; it cannot also send to rank 2 "
+                                 "(a threadblock has one send peer)");
   }
   SECTION("two send peers on one threadblock") {
     dsl::Program p("m", dsl::Collective::broadcast(3, 0, 1), options);
@@ -117,11 +136,12 @@ TEST_CASE("assign: impossible manual assignments name the operation", "[compiler
     CHECK_THAT(assign_error(p), Catch::Contains("already made by threadblock 0 of rank 0; one "
                                                 "threadblock per connection"));
   }
-  SECTION("a local step without a hint") {
-    dsl::Program p("m", dsl::Collective::broadcast(2, 0, 1, false), options);
+  SECTION("a local step without a hint and one with a threadblock of two send peers") {
+    dsl::Program p("m", dsl::Collective::broadcast(3, 0, 1, false), options);
     p.chunk(0, dsl::input, 0).copy(0, dsl::output, 0);
     p.chunk(0, dsl::input, 0).copy(1, dsl::output, 0, {.sendtb = 0, .recvtb = 0});
-    CHECK_THAT(assign_error(p), Catch::Contains("no sendtb is given for this local step"));
+    p.chunk(0, dsl::input, 0).copy(2, dsl::output, 0, {.sendtb = 0, .recvtb = 0});
+    CHECK_THAT(assign_error(p), Catch::Contains("threadblock 0 of rank 0 already sends to rank 1"));
   }
   SECTION("a threadblock on two channels") {
     dsl::Program p("m", dsl::Collective::broadcast(3, 0, 1), options);

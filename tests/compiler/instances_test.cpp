@@ -149,9 +149,16 @@ TEST_CASE("instances: hinted threadblocks are copied per instance", "[compiler][
   const compiler::CompileResult result = compiler::compile(p, test::quick());
   INFO(result.error_text());
   REQUIRE(result.ok());
+  // As msccl-tools numbers them: of n = 3 instances, instance i of hinted threadblock t is
+  // threadblock t·n + i, on channel i (one instance uses one channel).
   for (const ir::Gpu& gpu : result.algorithm->gpus) {
     REQUIRE(gpu.threadblocks.size() == 6);
-    for (std::size_t t = 0; t < 6; ++t)
-      CHECK(gpu.threadblocks[t].channel == static_cast<int>(t / 2));
+    for (std::size_t k = 0; k < 6; ++k) {
+      const ir::Threadblock& tb = gpu.threadblocks[k];
+      CHECK(tb.id == static_cast<int>(k));
+      CHECK(tb.channel == static_cast<int>(k % 3));
+      // Hinted sendtb 0 sends, recvtb 1 receives.
+      CHECK((k / 3 == 0 ? tb.send : tb.recv) == 1 - gpu.id);
+    }
   }
 }

@@ -38,6 +38,7 @@ TEST_CASE("a 3-rank ring allreduce fuses into s, rrs, rrcs, rcs, r on every thre
 TEST_CASE("a program that forgets a step gets a clear postcondition error and no file",
           "[compiler][pipeline]") {
   dsl::Program p("ring", dsl::Collective::allreduce(3, 3));
+  const int reduce_line = __LINE__ + 3;
   for (int step = 0; step < 2; ++step) {
     for (int k = 0; k < 3; ++k) {
       p.chunk((k + step + 1) % 3, dsl::input, k).reduce(p.chunk((k + step) % 3, dsl::input, k));
@@ -56,7 +57,9 @@ TEST_CASE("a program that forgets a step gets a clear postcondition error and no
   REQUIRE(result.errors.size() == 1);
   CHECK(result.errors[0] ==
         "postcondition fails for 1 output chunk:\n"
-        "  rank 1 output[0]: expected {r0c0, r1c0, r2c0}, found {r0c0, r1c0}; missing {r2c0}");
+        "  rank 1 output[0]: expected {r0c0, r1c0, r2c0}, found {r0c0, r1c0}; missing {r2c0} "
+        "(last written by reduce at pipeline_test.cpp:" +
+            std::to_string(reduce_line) + ")");
   const std::string path = "forgotten_step_should_not_exist.xml";
   std::string error;
   CHECK_FALSE(compiler::write_xml_file(result, path, &error));
@@ -99,14 +102,17 @@ TEST_CASE("manual assignment errors reach the result, naming the operation",
           "[compiler][pipeline]") {
   dsl::Options options;
   options.threadblocks = dsl::ThreadblockPolicy::Manual;
-  dsl::Program p("m", dsl::Collective::broadcast(2, 0, 1), options);
+  // Both sends lack a sendtb, so they share rank 0's one more threadblock: two send peers.
+  dsl::Program p("m", dsl::Collective::broadcast(3, 0, 1), options);
+  p.chunk(0, dsl::input, 0).copy(1, dsl::input, 0, {.recvtb = 0});
   const int line = __LINE__ + 1;
-  p.chunk(0, dsl::input, 0).copy(1, dsl::input, 0, {.sendtb = 0});
+  p.chunk(0, dsl::input, 0).copy(2, dsl::input, 0, {.recvtb = 0});
   const compiler::CompileResult result = compiler::compile(p);
   REQUIRE(result.errors.size() == 1);
   CHECK_THAT(result.errors[0],
              Catch::StartsWith("copy at pipeline_test.cpp:" + std::to_string(line)));
-  CHECK_THAT(result.errors[0], Catch::Contains("no recvtb is given for its receive on rank 1"));
+  CHECK_THAT(result.errors[0], Catch::Contains("for operations without threadblock hints already "
+                                               "sends to rank 1"));
 }
 
 TEST_CASE("limits: the msccl profile spreads a long ring over channels, weft's does not",

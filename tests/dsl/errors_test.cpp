@@ -179,3 +179,22 @@ TEST_CASE("a custom postcondition naming missing chunks is refused", "[dsl][erro
   c.postcondition = nullptr;
   CHECK_THROWS_WITH(dsl::Collective::custom(c), Catch::Contains("needs a postcondition"));
 }
+
+TEST_CASE("a program built for another language names that language's place", "[dsl][errors]") {
+  // The Python face passes its user's file:line before each call: errors, operations and the
+  // postcondition's report name it instead of the C++ caller.
+  dsl::Program p("t", dsl::Collective::allgather(2, 1, false));
+  p.set_origin("ring.py:7");
+  const dsl::DslError e = error_from([&] { p.chunk(0, dsl::input, 0).copy(5, dsl::output, 0); });
+  CHECK(e.origin() == "ring.py:7");
+  CHECK_THAT(e.what(), Catch::StartsWith("ring.py:7: copy: destination rank 5"));
+  p.set_origin("ring.py:8");
+  p.chunk(0, dsl::input, 0).copy(1, dsl::output, 1);
+  CHECK(dsl::describe(p.operations().back()) == "copy at ring.py:8");
+  CHECK_THAT(dsl::check_postcondition(p).str(),
+             Catch::Contains("(last written by copy at ring.py:8)"));
+  p.set_origin("");
+  const dsl::DslError cpp = error_from([&] { p.chunk(0, dsl::input, 3); });
+  CHECK(cpp.origin().empty());
+  CHECK_THAT(cpp.what(), Catch::StartsWith("errors_test.cpp:"));
+}

@@ -54,4 +54,27 @@ execute_process(COMMAND "${PREFIX}/bin/weft-perf" --device host --builtin ring -
 if(NOT status EQUAL 0 OR NOT out MATCHES "Out of bounds values : 0 OK")
   message(FATAL_ERROR "installed weft-perf --device host failed (${status}):\n${out}")
 endif()
+# The Python package, where the bindings were built: it imports from the installed folder alone
+# and the MSCCLang runner answers.
+if(PYTHON_DIR)
+  file(GLOB module "${PREFIX}/${PYTHON_DIR}/weft/_weft*.so")
+  if(NOT module)
+    message(FATAL_ERROR "the Python module weft._weft is not installed in ${PREFIX}/${PYTHON_DIR}/weft")
+  endif()
+  require_runpath("${module}" "$ORIGIN/${PYTHON_TO_LIB}")
+  execute_process(
+    COMMAND "${CMAKE_COMMAND}" -E env "PYTHONPATH=${PREFIX}/${PYTHON_DIR}" PYTHONDONTWRITEBYTECODE=1
+            "${PYTHON}" -c "import weft, weft.mscclang.core; print('weft', weft.__version__)"
+    RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT status EQUAL 0 OR NOT out MATCHES "weft [0-9]")
+    message(FATAL_ERROR "the installed Python package does not import (${status}):\n${out}")
+  endif()
+  execute_process(
+    COMMAND "${CMAKE_COMMAND}" -E env "PYTHONPATH=${PREFIX}/${PYTHON_DIR}" PYTHONDONTWRITEBYTECODE=1
+            "${PYTHON}" -m weft.mscclang --help
+    RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT status EQUAL 0 OR NOT out MATCHES "MSCCLang")
+    message(FATAL_ERROR "python3 -m weft.mscclang --help failed from the install (${status}):\n${out}")
+  endif()
+endif()
 message(STATUS "installed into ${PREFIX}; RUNPATHs and bundled libraries are in place")

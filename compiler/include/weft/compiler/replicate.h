@@ -37,8 +37,9 @@ BlockSizes replication_blocks(const dsl::Collective& collective);
 InstructionDag cut_for_instances(const InstructionDag& dag, int instances, dsl::Replication layout,
                                  const BlockSizes& blocks);
 
-// `instances` copies of one compiled instance (cut by cut_for_instances): instance i's
-// threadblocks follow instance i-1's on each rank, on channels above its channels.
+// `instances` copies of one compiled instance (cut by cut_for_instances): of n instances,
+// instance i of threadblock t on channel c is threadblock t·n + i on channel i·C + c (C: one
+// instance's channels), as msccl-tools replicates.
 ir::Algorithm replicate(const ir::Algorithm& one, int instances, dsl::Replication layout,
                         const BlockSizes& blocks);
 

@@ -17,7 +17,11 @@ struct PostconditionFailure {
   int index = 0;  // output chunk
   std::vector<ChunkId> expected;
   std::vector<Contribution> found;
-  // "rank 2 output[1]: expected {r0c1, r1c1, r2c1}, found {r0c1, r2c1}: missing r1c1"
+  // The last operation that wrote the chunk ("reduce at ring.cpp:50"), empty when none did: where
+  // to start looking.
+  std::string last_written_by;
+  // "rank 2 output[1]: expected {r0c1, r1c1, r2c1}, found {r0c1, r2c1}: missing r1c1 (last
+  // written by reduce at ring.cpp:50)"
   std::string str() const;
 };
 

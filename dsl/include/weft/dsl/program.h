@@ -15,6 +15,7 @@
 #include "weft/dsl/buffer.h"
 #include "weft/dsl/collective.h"
 #include "weft/dsl/contents.h"
+#include "weft/dsl/error.h"
 #include "weft/dsl/options.h"
 #include "weft/dsl/trace.h"
 
@@ -94,6 +95,14 @@ class Program {
   const Options& options() const { return options_; }
   int ranks() const { return collective_.ranks(); }
 
+  // Names what is recorded from now on (operations, and errors) with `origin` instead of the C++
+  // caller's place: a front end in another language passes its user's "script.py:12" before
+  // each call. Empty: the C++ caller again.
+  void set_origin(std::string origin) { origin_ = std::move(origin); }
+  const std::string& origin() const { return origin_; }
+  // The error for a misuse at `where` in `call`, naming the origin when one is set.
+  DslError error(std::source_location where, std::string_view call, std::string_view what) const;
+
   // The named scratch buffer, created on first use.
   Buffer scratch(std::string_view name);
   const std::vector<std::string>& scratch_names() const { return scratch_names_; }
@@ -131,6 +140,7 @@ class Program {
   Collective collective_;
   Options options_;
   std::vector<std::string> scratch_names_;
+  std::string origin_;
   std::vector<Operation> operations_;
   ContentStore store_;
   // Per-rank offsets into the flat input/output content arrays.

@@ -30,6 +30,9 @@ struct Operation {
   int size = 1;  // chunks
   Hints hints;
   std::source_location where;
+  // Where the user wrote it when that is not this C++ call (the Python face's "script.py:12");
+  // empty: `where`. Errors and reports name this instead.
+  std::string origin;
 
   bool cross_rank() const { return src.rank != dst.rank; }
 };

@@ -1,0 +1,51 @@
+"""python3 -m weft.mscclang [options] SCRIPT ARGS...: see weft/mscclang/__init__.py."""
+
+import argparse
+import sys
+
+from weft.mscclang import core, run
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python3 -m weft.mscclang",
+        description="Run an MSCCLang program (msccl-tools) unchanged: each XML() prints MSCCL XML "
+        "that Weft compiled and verified on its CPU reference executor.",
+    )
+    parser.add_argument("--limits", choices=["msccl", "weft"], default="msccl",
+                        help="limits profile the XML obeys: msccl (MSCCL's executor, the default) "
+                        "or weft (Weft's runtime)")
+    parser.add_argument("--min-bytes", type=int, default=0, metavar="N",
+                        help="smallest call (bytes) the algorithm is for (minBytes)")
+    parser.add_argument("--max-bytes", type=int, default=0, metavar="N",
+                        help="largest call (bytes) the algorithm is for; 0: unbounded (maxBytes)")
+    parser.add_argument("--seeds", type=int, default=0, metavar="K",
+                        help="interleavings the executor tries per case (default: Weft's)")
+    parser.add_argument("--info", action="store_true",
+                        help="after each XML(), print to stderr what `weftc info` reports (steps, "
+                        "critical path, threadblocks, channels), and after each Check() its answer")
+    parser.add_argument("script", help="the MSCCLang program")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
+    options = parser.parse_args(argv)
+    if options.min_bytes < 0 or options.max_bytes < 0:
+        parser.error("--min-bytes and --max-bytes must not be negative")
+    if options.max_bytes and options.min_bytes > options.max_bytes:
+        parser.error(f"--min-bytes {options.min_bytes} is above --max-bytes {options.max_bytes}")
+
+    def report(result):
+        s = result.info()
+        print(f"weft: {s['steps']} steps, critical path {s['critical_path']}, "
+              f"{s['threadblocks']} threadblocks, {s['channels']} channels", file=sys.stderr)
+
+    def checked(answer):
+        print(f"weft: Check() answered {answer}", file=sys.stderr)
+
+    settings = core.Settings(limits=options.limits, min_bytes=options.min_bytes,
+                             max_bytes=options.max_bytes, seeds=options.seeds,
+                             on_result=report if options.info else None,
+                             on_check=checked if options.info else None)
+    return run(options.script, options.args, settings)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

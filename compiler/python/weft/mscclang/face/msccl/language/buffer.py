@@ -1,0 +1,1 @@
+from weft.mscclang.core import Buffer, BufferSlice  # noqa: F401

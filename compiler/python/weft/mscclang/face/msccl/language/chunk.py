@@ -1,0 +1,1 @@
+from weft.mscclang.core import Chunk, ReduceChunk, dataclass  # noqa: F401

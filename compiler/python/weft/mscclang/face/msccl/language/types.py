@@ -1,0 +1,1 @@
+from weft.mscclang.core import ReplicationPolicy, ThreadblockPolicy  # noqa: F401

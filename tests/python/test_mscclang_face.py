@@ -1,0 +1,255 @@
+"""The MSCCLang face's semantics on small programs of our own: each runs as a user's script
+through weft.mscclang.run (what `python3 -m weft.mscclang` does), and its printed XML, Check()
+answers and errors are looked at."""
+
+import contextlib
+import io
+import os
+import re
+import sys
+import tempfile
+import textwrap
+import unittest
+
+from weft import info
+from weft.mscclang import core, run
+
+HEADER = """\
+from msccl.language import *
+from msccl.topologies import *
+from msccl.language.collectives import AllGather, AllReduce, AllToAll, Collective
+"""
+
+
+class Run:
+    """A script's run: exit code, stdout, stderr, the <algo> blocks and Check() answers."""
+
+    def __init__(self, code, stdout, stderr, checks):
+        self.code = code
+        self.stdout = stdout
+        self.stderr = stderr
+        self.checks = checks
+        self.algos = re.findall(r"<algo\b.*?</algo>", stdout, flags=re.S)
+
+
+def run_program(body, args=(), name="prog.py"):
+    """Writes HEADER + body to a file and runs it under the face; returns a Run and the lines of
+    the file (for tests that look for a line number)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, name)
+        text = HEADER + textwrap.dedent(body)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        checks = []
+        out, err = io.StringIO(), io.StringIO()
+        settings = core.Settings(seeds=1, on_check=checks.append)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = run(path, list(args), settings)
+        return Run(code, out.getvalue(), err.getvalue(), checks), text.splitlines()
+
+
+def line_of(lines, marker):
+    return next(k + 1 for k, line in enumerate(lines) if marker in line)
+
+
+class FaceTest(unittest.TestCase):
+    def assert_verified(self, r, algos=1):
+        self.assertEqual(r.code, 0, r.stderr)
+        self.assertEqual(len(r.algos), algos, r.stdout)
+        for algo in r.algos:
+            self.assertGreater(info(algo)["steps"], 0)
+
+    def test_scratch_buffers_named_by_any_value_are_filled_by_append(self):
+        r, _ = run_program("""
+            with MSCCLProgram("gather", fully_connected(3), AllGather(3, 1, False), 1):
+                for src in range(3):
+                    for dst in range(3):
+                        # Appends: the scratch buffer ("in", dst) fills 0, 1, 2 in program order.
+                        c = chunk(src, Buffer.input, 0).copy(dst, ("in", dst))
+                        assert c.index == src, c
+                for dst in range(3):
+                    for k in range(3):
+                        assert chunk(dst, ("in", dst), k).get_origin_rank() == k
+                        chunk(dst, ("in", dst), k).copy(dst, Buffer.output, k)
+                assert Check()
+                XML()
+            """)
+        self.assert_verified(r)
+        self.assertEqual(r.checks, [True])
+
+    def test_chunk_answers_none_for_an_empty_slot(self):
+        r, _ = run_program("""
+            with MSCCLProgram("none", fully_connected(2), AllReduce(2, 1, False), 1):
+                assert chunk(0, Buffer.output, 0) is None
+                assert chunk(0, Buffer.input, 0) is not None
+                chunk(1, Buffer.input, 0).copy(0, Buffer.output, 0)
+                assert chunk(0, Buffer.output, 0) is not None
+                assert not Check()
+            """)
+        self.assertEqual(r.code, 0, r.stderr)
+        self.assertEqual(r.checks, [False])
+        # MSCCLang's own words for what is wrong.
+        self.assertIn("Rank 0 chunk 0 is incorrect", r.stdout)
+
+    def test_destination_metadata_comes_from_the_collective(self):
+        r, _ = run_program("""
+            n = 3
+            with MSCCLProgram("a2a", fully_connected(n), AllToAll(n, 1, False), 1):
+                for rank in range(n):
+                    for k in range(n):
+                        c = chunk(rank, Buffer.input, k)
+                        assert (c.get_dst_rank(), c.get_dst_index()) == (k, rank)
+                        c.copy(c.get_dst_rank(), Buffer.output, c.get_dst_index())
+                assert Check()
+                XML()
+            """)
+        self.assert_verified(r)
+
+    def test_group_and_split(self):
+        r, _ = run_program("""
+            n = 2
+            with MSCCLProgram("ag", fully_connected(n), AllGather(n, 2, False), 1):
+                for rank in range(n):
+                    a, b = chunk(rank, Buffer.input, 0, 2).split(2)
+                    assert (a.index, a.size, b.index, b.size) == (0, 1, 1, 1)
+                    a.copy(rank, Buffer.output, 2 * rank)
+                    b.copy(rank, Buffer.output, 2 * rank + 1)
+                    both = chunk(rank, Buffer.output, 2 * rank + 1).group(
+                        chunk(rank, Buffer.output, 2 * rank))
+                    assert (both.index, both.size) == (2 * rank, 2)
+                    both.copy(1 - rank, Buffer.output, 2 * rank)
+                assert Check()
+                XML()
+            """)
+        self.assert_verified(r)
+        self.assertIn('cnt="2"', r.algos[0])
+
+    def test_in_place_copy_resolves_with_the_source_rank_and_onto_itself_does_nothing(self):
+        r, _ = run_program("""
+            n = 3
+            with MSCCLProgram("ag", fully_connected(n), AllGather(n, 1, True), 1):
+                for r1 in range(n):
+                    # Index 0 of the input: on every rank, the block of r1 (the sender).
+                    assert chunk(r1, Buffer.input, 0).copy(r1, Buffer.input, 0) is None
+                    for r2 in range(n):
+                        if r1 != r2:
+                            d = chunk(r1, Buffer.input, 0).copy(r2, Buffer.input, 0)
+                            assert (d.rank, d.buffer, d.index) == (r2, Buffer.output, r1)
+                assert Check()
+                XML()
+            """)
+        self.assert_verified(r)
+        self.assertEqual(info(r.algos[0])["steps"], 2 * 3 * 2)
+
+    def test_a_custom_collective_is_replayed_as_weft_custom_collective(self):
+        r, _ = run_program("""
+            class OneToTwo(Collective):
+                def init_buffers(self):
+                    buffers = []
+                    for r in range(self.num_ranks):
+                        inputs = [Chunk(r, 0, -1, 0) if r == 0 else None]
+                        buffers.append({Buffer.input: inputs, Buffer.output: [None]})
+                    return buffers
+
+                def check(self, prog):
+                    ok = True
+                    for r in range(1, self.num_ranks):
+                        c = prog.buffers[r][Buffer.output][0]
+                        if c is None or (c.origin_rank, c.origin_index) != (0, 0):
+                            print(f"Rank {r} chunk 0 is incorrect")
+                            ok = False
+                    return ok
+
+            with MSCCLProgram("one_to_two", fully_connected(3), OneToTwo(3, 1, False), 1):
+                c = chunk(0, Buffer.input, 0).copy(1, Buffer.output, 0, sendtb=1, recvtb=1, ch=0)
+                c.copy(2, Buffer.output, 0, sendtb=2, recvtb=1, ch=1)
+                XML()
+                assert Check()
+            """)
+        self.assert_verified(r)
+        self.assertIn('coll="custom"', r.algos[0])
+
+    def test_a_custom_collective_whose_check_fails_gets_no_xml(self):
+        r, _ = run_program("""
+            class ToAll(Collective):
+                def init_buffers(self):
+                    return [{Buffer.input: [Chunk(r, 0)], Buffer.output: [None]}
+                            for r in range(self.num_ranks)]
+
+                def check(self, prog):
+                    return all(prog.buffers[r][Buffer.output][0] is not None
+                               for r in range(self.num_ranks))
+
+            with MSCCLProgram("to_all", fully_connected(2), ToAll(2, 1, False), 1):
+                chunk(0, Buffer.input, 0).copy(1, Buffer.output, 0)
+                XML()
+            """)
+        self.assertEqual(r.code, 1)
+        self.assertEqual(r.algos, [])
+        self.assertIn("ToAll.check() fails", r.stderr)
+
+    def test_a_wrong_program_is_refused_with_a_report_naming_its_python_line(self):
+        # A ring allreduce whose broadcast forgets chunk 1: rank 2's chunk 1 is left as its last
+        # reduce made it, and the report says which line that was.
+        r, lines = run_program("""
+            n = 3
+            with MSCCLProgram("ring", fully_connected(n), AllReduce(n, n, True), 1):
+                for k in range(n):
+                    for step in range(n - 1):
+                        src, dst = (k + step) % n, (k + step + 1) % n
+                        chunk(dst, Buffer.input, k).reduce(chunk(src, Buffer.input, k))  # REDUCE
+                    for step in range(n - 1):
+                        src, dst = (k + step - 1) % n, (k + step) % n
+                        if k != 1:
+                            chunk(src, Buffer.input, k).copy(dst, Buffer.input, k)
+                XML()
+            """, name="wrong_ring.py")
+        self.assertEqual(r.code, 1)
+        self.assertEqual(r.algos, [])
+        self.assertIn("postcondition fails", r.stderr)
+        self.assertIn("rank 2 output[1]: expected {r0c1, r1c1, r2c1}, found {r1c1, r2c1}; missing "
+                      f"{{r0c1}} (last written by reduce at wrong_ring.py:"
+                      f"{line_of(lines, '# REDUCE')})", r.stderr)
+
+    def test_a_misuse_found_by_weft_names_the_python_line(self):
+        r, lines = run_program("""
+            with MSCCLProgram("bad", fully_connected(2), AllReduce(2, 1, False), 1):
+                c = chunk(0, Buffer.input, 0)
+                c.copy(1, "tmp", 0)
+                chunk(1, "tmp", 0).copy(1, "tmp", 3)
+                empty = Ref(1, "tmp", 1, 1, c.prog)
+                empty.copy(0, Buffer.output, 0)  # READS NOTHING
+                XML()
+            """, name="misuse.py")
+        self.assertEqual(r.code, 1)
+        self.assertIn(f"misuse.py:{line_of(lines, '# READS NOTHING')}: copy: reads rank 1",
+                      r.stderr)
+
+    def test_multi_chunk_steps_stay_whole_across_instances(self):
+        program = """
+            import sys
+            n = 2
+            with MSCCLProgram("ag", fully_connected(n), AllGather(n, 2, False), int(sys.argv[1])):
+                for rank in range(n):
+                    for dst in range(n):
+                        chunk(rank, Buffer.input, 0, 2).copy(dst, Buffer.output, 2 * rank)
+                XML()
+            """
+        one, _ = run_program(program, ["1"])
+        two, _ = run_program(program, ["2"])
+        self.assert_verified(one)
+        self.assert_verified(two)
+        self.assertEqual(info(two.algos[0])["steps"], 2 * info(one.algos[0])["steps"])
+        self.assertNotIn('cnt="1"', two.algos[0])
+
+    def test_the_face_is_gone_after_the_run(self):
+        r, _ = run_program("""
+            import msccl.language
+            assert msccl.language.MSCCLProgram.__module__ == "weft.mscclang.core"
+            """)
+        self.assertEqual(r.code, 0, r.stderr)
+        self.assertFalse(any(name == "msccl" or name.startswith("msccl.") for name in sys.modules))
+
+
+if __name__ == "__main__":
+    unittest.main()
