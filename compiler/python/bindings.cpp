@@ -103,6 +103,9 @@ PYBIND11_MODULE(_weft, m) {
   py::enum_<dsl::ThreadblockPolicy>(m, "ThreadblockPolicy")
       .value("auto", dsl::ThreadblockPolicy::Auto)
       .value("manual", dsl::ThreadblockPolicy::Manual);
+  py::enum_<dsl::ChannelPolicy>(m, "ChannelPolicy")
+      .value("fewest", dsl::ChannelPolicy::Fewest)
+      .value("shortest_path", dsl::ChannelPolicy::ShortestPath);
   py::enum_<dsl::Replication>(m, "Replication")
       .value("interleaved", dsl::Replication::Interleaved)
       .value("blocked", dsl::Replication::Blocked)
@@ -143,8 +146,10 @@ PYBIND11_MODULE(_weft, m) {
   py::class_<dsl::Options>(m, "Options")
       .def(py::init([](const std::string& protocol, int instances, dsl::ThreadblockPolicy policy,
                        dsl::Replication replication, bool fusion, std::uint64_t min_bytes,
-                       std::uint64_t max_bytes, const std::string& limits) {
+                       std::uint64_t max_bytes, const std::string& limits,
+                       dsl::ChannelPolicy channels) {
              dsl::Options o;
+             o.channel_policy = channels;
              o.protocol = protocol_or_throw(protocol);
              o.instances = instances;
              o.threadblocks = policy;
@@ -158,7 +163,8 @@ PYBIND11_MODULE(_weft, m) {
            py::arg("protocol") = "Simple", py::arg("instances") = 1,
            py::arg("threadblocks") = dsl::ThreadblockPolicy::Auto,
            py::arg("replication") = dsl::Options{}.replication, py::arg("fusion") = true,
-           py::arg("min_bytes") = 0, py::arg("max_bytes") = 0, py::arg("limits") = "msccl")
+           py::arg("min_bytes") = 0, py::arg("max_bytes") = 0, py::arg("limits") = "msccl",
+           py::arg("channels") = dsl::ChannelPolicy::Fewest)
       .def_property_readonly(
           "protocol", [](const dsl::Options& o) { return std::string(ir::to_string(o.protocol)); })
       .def_readonly("instances", &dsl::Options::instances)
@@ -167,7 +173,8 @@ PYBIND11_MODULE(_weft, m) {
       .def_readonly("fusion", &dsl::Options::fusion)
       .def_readonly("min_bytes", &dsl::Options::min_bytes)
       .def_readonly("max_bytes", &dsl::Options::max_bytes)
-      .def_readonly("limits", &dsl::Options::limits);
+      .def_readonly("limits", &dsl::Options::limits)
+      .def_readonly("channels", &dsl::Options::channel_policy);
 
   py::class_<dsl::Collective>(m, "Collective")
       .def_static(

@@ -354,15 +354,18 @@ CompileResult compile_unverified(const dsl::Program& program) {
       Violation first_violation;
       int critical_path = 0;
       bool paired_directions = false;
+      dsl::Placement placement = dsl::Placement::Paired;
     };
     const int widest = limits->max_channels / instances;
     std::optional<UnhintedTraffic> traffic;
-    auto place = [&](dsl::Placement placement) {
+    // From `plan` (the narrowest by default), widened as far as the violations ask.
+    auto place = [&](dsl::Placement placement, ChannelPlan plan = {1, false, 1}) {
       Placed placed;
-      ChannelPlan plan{1, false, 1};
+      placed.placement = placement;
       // A pair's chains share a threadblock with the receives from the same peer and a few local
       // steps: about half the steps limit each.
-      int per_channel = std::max(1, (limits->max_steps_per_threadblock - 4) / 2);
+      int per_channel = plan.spread > 1 ? plan.per_channel
+                                        : std::max(1, (limits->max_steps_per_threadblock - 4) / 2);
       for (int attempt = 0; attempt < 16; ++attempt) {
         const Assignment assignment = assign(dag, *sched, options.threadblocks, plan, placement);
         Violation violation =
@@ -409,6 +412,17 @@ CompileResult compile_unverified(const dsl::Program& program) {
       Placed separate = place(dsl::Placement::Separate);
       if (separate.algo && (!placed.algo || separate.critical_path < placed.critical_path)) {
         placed = std::move(separate);
+      }
+    }
+    if (placed.algo && options.channel_policy == dsl::ChannelPolicy::ShortestPath &&
+        options.threadblocks == dsl::ThreadblockPolicy::Auto) {
+      // Wider plans, each chain of a pair of ranks on the next channel: the shortest path wins,
+      // the narrower plan on a tie. (Under the manual policy the user placed the threadblocks,
+      // and their channels with them.)
+      if (!traffic) traffic.emplace(dag);
+      for (int spread = 2; traffic->any() && spread <= std::min(widest, 32); spread *= 2) {
+        Placed wider = place(placed.placement, ChannelPlan{spread, true, 1});
+        if (wider.algo && wider.critical_path < placed.critical_path) placed = std::move(wider);
       }
     }
     if (!placed.algo) {

@@ -14,6 +14,7 @@ Options AlgorithmParams::options() const {
   options.max_bytes = max_bytes;
   options.limits = limits;
   options.placement = placement;
+  options.channel_policy = channel_policy;
   return options;
 }
 

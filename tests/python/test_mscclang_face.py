@@ -242,6 +242,29 @@ class FaceTest(unittest.TestCase):
         self.assertEqual(info(two.algos[0])["steps"], 2 * info(one.algos[0])["steps"])
         self.assertNotIn('cnt="1"', two.algos[0])
 
+    def test_independent_unhinted_flows_get_channels_of_their_own(self):
+        # Two rings over the same four ranks, one per chunk, and nothing ordering them: with one
+        # channel they would queue on the same threadblocks.
+        r, _ = run_program("""
+            n = 4
+            with MSCCLProgram("rings", fully_connected(n), AllReduce(n, 2 * n, True), 1):
+                for offset in range(2):
+                    for start in range(n):
+                        index = 2 * start + offset
+                        for step in range(n - 1):
+                            source = chunk((start + step) % n, Buffer.input, index)
+                            chunk((start + step + 1) % n, Buffer.input, index).reduce(source)
+                    for start in range(n):
+                        index = 2 * start + offset
+                        for step in range(n - 1):
+                            c = chunk((start + n - 1 + step) % n, Buffer.input, index)
+                            c.copy((start + step) % n, Buffer.input, index)
+                XML()
+            """)
+        self.assert_verified(r)
+        figures = info(r.algos[0])
+        self.assertGreater(figures["channels"], 1)
+
     def test_the_face_is_gone_after_the_run(self):
         r, _ = run_program("""
             import msccl.language

@@ -3,6 +3,7 @@ MSCCLang face that runs msccl-tools' programs unchanged (``python3 -m weft.msccl
 
 from weft._weft import (  # noqa: F401
     Buffer,
+    ChannelPolicy,
     ChunkRef,
     Collective,
     CompileError,

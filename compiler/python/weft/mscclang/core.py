@@ -747,6 +747,9 @@ class _Replay:
                 min_bytes=settings.min_bytes,
                 max_bytes=settings.max_bytes,
                 limits=settings.limits,
+                # msccl-tools gives independent flows channels of their own where no hint says
+                # otherwise: the compiler's widest search does the same where it helps.
+                channels=_weft.ChannelPolicy.shortest_path,
             )
             program = _weft.Program(prog.name, collective, options)
         except (_weft.DslError, ValueError) as e:

@@ -34,6 +34,7 @@ struct CompileArgs {
   bool out_of_place = false;
   std::string profile = "msccl";
   std::string placement = "auto";
+  std::string channel_policy = "fewest";
   int seeds = 3;
   std::string output;
   std::vector<std::string> load;
@@ -88,6 +89,8 @@ int run_compile(const CompileArgs& args) {
   params.placement = args.placement == "paired"     ? dsl::Placement::Paired
                      : args.placement == "separate" ? dsl::Placement::Separate
                                                     : dsl::Placement::Auto;
+  params.channel_policy = args.channel_policy == "shortest-path" ? dsl::ChannelPolicy::ShortestPath
+                                                                 : dsl::ChannelPolicy::Fewest;
   if (const std::optional<std::string> why = dsl::check_shape(*info, params)) {
     fmt::print(stderr, "weftc compile: {}\n", *why);
     return kUsage;
@@ -190,6 +193,12 @@ void add_compile_command(CLI::App& app, int& exit_code) {
                   "threadblocks), separate (one per direction) or auto (separate only where it "
                   "shortens the critical path)")
       ->check(CLI::IsMember({"auto", "paired", "separate"}))
+      ->capture_default_str();
+  cmd->add_option("--channel-policy", args->channel_policy,
+                  "how far unhinted traffic spreads over channels: fewest (as far as the limits "
+                  "profile needs) or shortest-path (further, where that shortens the critical "
+                  "path, as msccl-tools' automatic channels do)")
+      ->check(CLI::IsMember({"fewest", "shortest-path"}))
       ->capture_default_str();
   cmd->add_option("--seeds", args->seeds,
                   "interleavings per verification case; only the first runs when its race check "

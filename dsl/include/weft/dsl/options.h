@@ -25,12 +25,20 @@ enum class Placement { Auto, Paired, Separate };
 // one chunk and Blocked otherwise, so that k instances have exactly k times one's steps.
 enum class Replication { Interleaved, Blocked, Auto };
 
+// How far unhinted traffic spreads over channels. Fewest: only as far as the limits profile
+// needs. ShortestPath: also further where that shortens the critical path (independent flows
+// between the same ranks then run side by side, as msccl-tools' automatic channels do), at the
+// cost of more threadblocks and a longer compile. Under the manual threadblock policy the
+// user's threadblocks keep their channels: Fewest.
+enum class ChannelPolicy { Fewest, ShortestPath };
+
 struct Options {
   ir::Protocol protocol = ir::Protocol::Simple;
   int instances = 1;
   ThreadblockPolicy threadblocks = ThreadblockPolicy::Auto;
   Placement placement = Placement::Auto;
   Replication replication = Replication::Auto;
+  ChannelPolicy channel_policy = ChannelPolicy::Fewest;
   bool fusion = true;
   std::uint64_t min_bytes = 0;
   std::uint64_t max_bytes = 0;   // 0: no upper bound

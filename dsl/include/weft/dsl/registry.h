@@ -31,8 +31,10 @@ struct AlgorithmParams {
   int root = 0;                  // broadcast and reduce
   std::string limits = "msccl";  // limits profile
   Placement placement = Placement::Auto;
+  ChannelPolicy channel_policy = ChannelPolicy::Fewest;
 
-  // Options carrying protocol, instances, size band, limits and threadblock placement.
+  // Options carrying protocol, instances, size band, limits, threadblock placement and the
+  // channel policy.
   Options options() const;
 };
 
