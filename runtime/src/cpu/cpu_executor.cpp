@@ -127,26 +127,17 @@ RunResult Executor::run(const RunOptions& options, RunCache& cache) const {
       state = detail::RunCacheState{};
       state.owner = this;
     }
-    if (!state.has_inputs || state.inputs_dtype != options.dtype || state.inputs_op != options.op ||
-        state.inputs_chunk_elements != options.chunk_elements ||
-        state.inputs_in_place != options.in_place) {
-      state.has_inputs = false;
-      state.inputs.clear();
+    const detail::InputShape shape = detail::InputShape::of(options);
+    if (state.inputs_shape != shape || state.inputs_in_place != options.in_place) {
+      state.inputs_shape.reset();
+      state.inputs.clear();  // freed before the new ones are made, not after
       state.inputs = make_inputs(options);
-      state.has_inputs = true;
-      state.inputs_dtype = options.dtype;
-      state.inputs_op = options.op;
-      state.inputs_chunk_elements = options.chunk_elements;
+      state.inputs_shape = shape;
       state.inputs_in_place = options.in_place;
     }
-    if (!state.has_expected || state.expected_dtype != options.dtype ||
-        state.expected_op != options.op ||
-        state.expected_chunk_elements != options.chunk_elements) {
+    if (state.expected_shape != shape) {
       state.expected.clear();
-      state.has_expected = true;
-      state.expected_dtype = options.dtype;
-      state.expected_op = options.op;
-      state.expected_chunk_elements = options.chunk_elements;
+      state.expected_shape = shape;
     }
     return run_from(options, state.inputs, &state);
   } catch (const std::bad_alloc&) {

@@ -145,8 +145,7 @@ std::string check_spec_fits(const ir::Algorithm& algo, const CollectiveSpec& spe
   for (int r = 0; r < algo.ngpus; ++r) {
     input_extents[static_cast<std::size_t>(r)] = ir::input_extent_chunks(algo, r);
   }
-  enum : std::uint8_t { kUnchecked, kFits, kMissing };
-  std::vector<std::uint8_t> list_state(static_cast<std::size_t>(expected.lists()), kUnchecked);
+  std::vector<char> fits(static_cast<std::size_t>(expected.lists()), 0);
   for (int r = 0; r < spec.ngpus; ++r) {
     const int extent = ir::output_extent_chunks(algo, r);
     if (expected.chunks(r) > std::max(extent, 0)) {
@@ -155,18 +154,7 @@ std::string check_spec_fits(const ir::Algorithm& algo, const CollectiveSpec& spe
     }
     for (int c = 0; c < expected.chunks(r); ++c) {
       const int list = expected.list(r, c);
-      if (list == ExpectedOutputs::kUnspecified) continue;
-      std::uint8_t& state = list_state[static_cast<std::size_t>(list)];
-      if (state == kUnchecked) {
-        state = kFits;
-        for (ChunkId id : expected.items(list)) {
-          if (id.rank < 0 || id.rank >= algo.ngpus || id.chunk < 0 ||
-              id.chunk >= input_extents[static_cast<std::size_t>(id.rank)]) {
-            state = kMissing;
-          }
-        }
-      }
-      if (state == kFits) continue;
+      if (list == ExpectedOutputs::kUnspecified || fits[static_cast<std::size_t>(list)]) continue;
       for (ChunkId id : expected.items(list)) {
         if (id.rank < 0 || id.rank >= algo.ngpus || id.chunk < 0 ||
             id.chunk >= input_extents[static_cast<std::size_t>(id.rank)]) {
@@ -176,6 +164,7 @@ std::string check_spec_fits(const ir::Algorithm& algo, const CollectiveSpec& spe
               r, c, id.chunk, id.rank);
         }
       }
+      fits[static_cast<std::size_t>(list)] = 1;
     }
   }
   return {};

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -23,20 +24,24 @@ struct ExpectedChunk {
 // type, the operator and S, and not on the call mode.
 using ExpectedByList = std::unordered_map<int, ExpectedChunk>;
 
+// What inputs' values depend on: the type, the operator (it shapes the value range) and S.
+struct InputShape {
+  DataType dtype = DataType::Float;
+  ReduceOp op = ReduceOp::Sum;
+  std::size_t chunk_elements = 0;
+  bool operator==(const InputShape&) const = default;
+  static InputShape of(const RunOptions& o) { return {o.dtype, o.op, o.chunk_elements}; }
+};
+
 struct RunCacheState {
   const Executor* owner = nullptr;  // list ids and inputs belong to one executor
 
-  bool has_inputs = false;
-  DataType inputs_dtype = DataType::Float;
-  ReduceOp inputs_op = ReduceOp::Sum;
-  std::size_t inputs_chunk_elements = 0;
+  // The buffers also depend on the call mode (in place, only the surviving buffer).
+  std::optional<InputShape> inputs_shape;
   bool inputs_in_place = false;
   std::vector<RankBuffers> inputs;
 
-  bool has_expected = false;
-  DataType expected_dtype = DataType::Float;
-  ReduceOp expected_op = ReduceOp::Sum;
-  std::size_t expected_chunk_elements = 0;
+  std::optional<InputShape> expected_shape;
   ExpectedByList expected;
 };
 

@@ -5,14 +5,8 @@
 
 namespace weft {
 
-ExpectedOutputs::ExpectedOutputs(std::initializer_list<std::vector<std::vector<ChunkId>>> ranks) {
-  for (const auto& outputs : ranks) {
-    add_rank(static_cast<int>(outputs.size()));
-    for (std::size_t c = 0; c < outputs.size(); ++c) {
-      set(this->ranks() - 1, static_cast<int>(c), outputs[c]);
-    }
-  }
-}
+ExpectedOutputs::ExpectedOutputs(std::initializer_list<std::vector<std::vector<ChunkId>>> ranks)
+    : ExpectedOutputs(std::vector<std::vector<std::vector<ChunkId>>>(ranks)) {}
 
 ExpectedOutputs::ExpectedOutputs(const std::vector<std::vector<std::vector<ChunkId>>>& ranks) {
   for (const auto& outputs : ranks) {
