@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "step_colours.h"
+#include "svg_text.h"
 #include "weft/runtime/predict/pictures.h"
 
 namespace weft::predict {
@@ -21,42 +22,6 @@ using Buffer = fmt::memory_buffer;
 
 void append(Buffer& out, std::string_view text) {
   out.append(text.data(), text.data() + text.size());
-}
-
-// Text and attribute values alike; control characters other than white space are not allowed in
-// XML 1.0 at all, so they become '?' rather than making the file unreadable.
-void append_xml_escaped(Buffer& out, std::string_view text) {
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        append(out, "&amp;");
-        break;
-      case '<':
-        append(out, "&lt;");
-        break;
-      case '>':
-        append(out, "&gt;");
-        break;
-      case '"':
-        append(out, "&quot;");
-        break;
-      case '\'':
-        append(out, "&apos;");
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-          out.push_back('?');
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-}
-
-std::string xml_escaped(std::string_view text) {
-  Buffer out;
-  append_xml_escaped(out, text);
-  return fmt::to_string(out);
 }
 
 // 1, 2 or 5 times a power of ten, so that about `target` ticks span `range`.
@@ -184,7 +149,7 @@ std::string timeline_svg(const SimulationResult& result, const TimelineOptions& 
                  "viewBox=\"0 0 {0:.0f} {1:.0f}\" font-family=\"sans-serif\" font-size=\"11\">\n",
                  width, height);
   append(out, "<title>");
-  append_xml_escaped(out, title);
+  append(out, detail::svg_escaped(title));
   append(out, "</title>\n");
   // Arrowheads: markers scale with the line, so the critical path's own is drawn smaller.
   append(out,
@@ -199,7 +164,7 @@ std::string timeline_svg(const SimulationResult& result, const TimelineOptions& 
          "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
   fmt::format_to(fmt::appender(out),
                  "<text x=\"12\" y=\"24\" font-size=\"16\" font-weight=\"bold\">{}</text>\n",
-                 xml_escaped(title));
+                 detail::svg_escaped(title));
   const std::size_t critical_steps = result.critical_path.size();
   fmt::format_to(fmt::appender(out),
                  "<text x=\"12\" y=\"44\" fill=\"#444444\">{} step executions, {} messages, "
@@ -209,7 +174,7 @@ std::string timeline_svg(const SimulationResult& result, const TimelineOptions& 
   if (!sel.note.empty()) {
     fmt::format_to(fmt::appender(out),
                    "<text class=\"note\" x=\"12\" y=\"62\" fill=\"#b00000\">{}</text>\n",
-                   xml_escaped(sel.note));
+                   detail::svg_escaped(sel.note));
   }
 
   // Legend: the step types, then what an outline and an arrow mean.
@@ -234,7 +199,7 @@ std::string timeline_svg(const SimulationResult& result, const TimelineOptions& 
   if (!result.ok()) {
     fmt::format_to(fmt::appender(out),
                    "<text x=\"{:.0f}\" y=\"{:.0f}\" fill=\"#b00000\">No prediction: {}</text>\n",
-                   kLeft, plot_top + 20, xml_escaped(result.error));
+                   kLeft, plot_top + 20, detail::svg_escaped(result.error));
   } else if (lanes.empty()) {
     fmt::format_to(fmt::appender(out),
                    "<text x=\"{:.0f}\" y=\"{:.0f}\">No step records: the simulation ran without "

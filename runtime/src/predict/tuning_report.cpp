@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "svg_text.h"
 #include "weft/runtime/predict/nccl_model.h"
 #include "weft/runtime/predict/tuning.h"
-#include "xml_text.h"
 
 namespace weft::predict {
 
@@ -29,12 +29,6 @@ double busbw(const Contender& c, std::size_t i, std::uint64_t bytes, double fact
   const double t = c.time_us[i];
   if (!std::isfinite(t) || t <= 0) return kNotApplicable;
   return static_cast<double>(bytes) / (t * 1e3) * factor;
-}
-
-std::string escape(std::string_view text) {
-  std::string out;
-  ir::detail::append_escaped(out, text);
-  return out;
 }
 
 // A categorical palette that stays apart on white (Tableau 10).
@@ -120,7 +114,7 @@ std::string report_svg(const std::vector<std::uint64_t>& sizes,
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
       "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" "
       "fill=\"white\"/>\n<text x=\"{}\" y=\"24\" font-size=\"16\">{}</text>\n",
-      kLeft + kPlotWidth + 40, height, kLeft, escape(info.title));
+      kLeft + kPlotWidth + 40, height, kLeft, detail::svg_escaped(info.title));
   // The winners' bands, shaded, with the winner's number at the top.
   for (std::size_t b = 0; b < bands.size(); ++b) {
     const Band& band = bands[b];
@@ -133,8 +127,8 @@ std::string report_svg(const std::vector<std::uint64_t>& sizes,
         "font-size=\"10\" text-anchor=\"middle\">#{}</text>\n",
         x0, kTop, std::max(0.0, x1 - x0), kPlotHeight,
         kColours[static_cast<std::size_t>(band.contender) % std::size(kColours)],
-        escape(contenders[static_cast<std::size_t>(band.contender)].name), (x0 + x1) / 2, kTop - 4,
-        band.contender + 1);
+        detail::svg_escaped(contenders[static_cast<std::size_t>(band.contender)].name),
+        (x0 + x1) / 2, kTop - 4, band.contender + 1);
   }
   // Axes and grid.
   out += fmt::format(
@@ -151,7 +145,7 @@ std::string report_svg(const std::vector<std::uint64_t>& sizes,
   const std::size_t label_every = std::max<std::size_t>(1, sizes.size() / 12);
   for (std::size_t i = 0; i < sizes.size(); i += label_every) {
     out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x_of(i),
-                       kTop + kPlotHeight + 18, escape(size_text(sizes[i])));
+                       kTop + kPlotHeight + 18, detail::svg_escaped(size_text(sizes[i])));
   }
   out += fmt::format(
       "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">size</text>\n<text x=\"16\" y=\"{}\" "
@@ -174,7 +168,8 @@ std::string report_svg(const std::vector<std::uint64_t>& sizes,
         "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"{}><title>{}"
         "</title></polyline>\n",
         points, colour, wins[c] != 0 ? 2.5 : 1.0,
-        contenders[c].nccl ? " stroke-dasharray=\"6,3\"" : "", escape(contenders[c].name));
+        contenders[c].nccl ? " stroke-dasharray=\"6,3\"" : "",
+        detail::svg_escaped(contenders[c].name));
   }
   for (std::size_t c = 0; c < contenders.size(); ++c) {
     const double y = legend_top + 16.0 * static_cast<double>(c);
@@ -183,7 +178,7 @@ std::string report_svg(const std::vector<std::uint64_t>& sizes,
         "stroke-width=\"{4}\"{5}/>\n<text x=\"{6}\" y=\"{7:.1f}\">#{8} {9}{10}</text>\n",
         kLeft, y, kLeft + 30, kColours[c % std::size(kColours)], wins[c] != 0 ? 2.5 : 1.0,
         contenders[c].nccl ? " stroke-dasharray=\"6,3\"" : "", kLeft + 38, y + 4, c + 1,
-        escape(contenders[c].name), wins[c] != 0 ? " (wins a band)" : "");
+        detail::svg_escaped(contenders[c].name), wins[c] != 0 ? " (wins a band)" : "");
   }
   out += "</svg>\n";
   return out;
