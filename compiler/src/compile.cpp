@@ -243,7 +243,13 @@ CompileResult compile_unverified(const dsl::Program& program) {
     const dsl::Replication layout = replication_layout(program);
     const BlockSizes blocks = replication_blocks(program.collective());
     if (instances > 1) {
-      lowered = cut_for_instances(lowered, instances, layout, blocks);
+      // Pieces get channels of their own in programs without channel hints (the user's channels
+      // stay as written), under the automatic threadblock policy: at most 4, each adding
+      // threadblocks, and one channel per instance left for the rest of the traffic.
+      bool hinted = options.threadblocks != dsl::ThreadblockPolicy::Auto;
+      for (const Instruction& ins : lowered.instructions) hinted = hinted || ins.channel >= 0;
+      const int piece_channels = hinted ? 1 : std::min(4, limits->max_channels / instances - 1);
+      lowered = cut_for_instances(lowered, instances, layout, blocks, piece_channels);
       lap("cut");
     }
 

@@ -83,7 +83,7 @@ Layout<Extent> make_layout(Extent extent, int instances, dsl::Replication kind,
 }  // namespace
 
 InstructionDag cut_for_instances(const InstructionDag& dag, int instances, dsl::Replication layout,
-                                 const BlockSizes& blocks) {
+                                 const BlockSizes& blocks, int piece_channels) {
   if (instances <= 1) return dag;
   const auto lay = make_layout(
       [&dag](int rank, ir::BufferKind buffer) {
@@ -135,6 +135,9 @@ InstructionDag cut_for_instances(const InstructionDag& dag, int instances, dsl::
       piece.count = end - start;
       piece.srcoff = ins.srcoff < 0 ? -1 : ins.srcoff + start;
       piece.dstoff = ins.dstoff < 0 ? -1 : ins.dstoff + start;
+      // Pieces on one connection would run one after another: each on a channel of its own
+      // keeps them as parallel as the uncut step was.
+      if (pieces > 1 && piece_channels > 1 && piece.channel < 0) piece.channel = p % piece_channels;
       out.instructions.push_back(piece);
     }
   }

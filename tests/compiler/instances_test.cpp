@@ -109,8 +109,10 @@ TEST_CASE("instances: k copies have k times one's steps and fused steps, and its
     CHECK(four.critical_path == two.critical_path);
     if (cut) {
       // A step across rank blocks (an alltoall's or an allgather's) is one range in one instance
-      // and several in each of k: its copies cannot be one step each.
-      CHECK(two.steps > 2 * one.steps);
+      // and several in each of k: its copies cannot be one step each. Its pieces run side by side
+      // on channels of their own, so the critical path does not grow.
+      CHECK(two.critical_path <= one.critical_path);
+      CHECK(four.critical_path <= one.critical_path);
       continue;
     }
     CHECK(two.steps == 2 * one.steps);

@@ -9,7 +9,10 @@
 // of one and the same critical path, and what was deadlock-free at FIFO depth 2 stays so.
 // Before that, a multi-chunk instruction whose copies would not be contiguous (a step that spans
 // several rank blocks of an alltoall, say) is cut into contiguous pieces, the same on both ends of
-// its message, so that the scheduler sizes its FIFOs for the pieces.
+// its message, so that the scheduler sizes its FIFOs for the pieces. No layout keeps such a step
+// whole in every copy (instance i's share of a rank block can touch its share of the next block
+// for at most one i), so its copies are more than k steps: the pieces go on channels of their own
+// where the limits allow, which keeps the critical path from growing.
 #pragma once
 
 #include "weft/compiler/instruction_dag.h"
@@ -33,9 +36,12 @@ dsl::Replication replication_layout(const dsl::Program& program);
 BlockSizes replication_blocks(const dsl::Collective& collective);
 
 // One instance's instructions with every multi-chunk instruction cut where its copy in some
-// instance would not be contiguous. Offsets stay those of one instance.
+// instance would not be contiguous. Offsets stay those of one instance. With `piece_channels` > 1,
+// piece p of an instruction without a channel hint gets channel p mod piece_channels, so that the
+// pieces of one message run side by side instead of one after another on one connection (the
+// caller passes it only for programs without channel hints).
 InstructionDag cut_for_instances(const InstructionDag& dag, int instances, dsl::Replication layout,
-                                 const BlockSizes& blocks);
+                                 const BlockSizes& blocks, int piece_channels = 1);
 
 // `instances` copies of one compiled instance (cut by cut_for_instances): of n instances,
 // instance i of threadblock t on channel c is threadblock t·n + i on channel i·C + c (C: one
