@@ -49,6 +49,7 @@ cases=(
   "allreduce_recursive_halving_doubling|--ranks 8|allreduce_rec_doubling_halving_8r_LL.xml|1|LL"
   "allreduce_double_binary_tree|--ranks 8|||"
   "allreduce_hierarchical|--nodes 2 --gpus-per-node 4|hierarchical_allreduce_4g2n.xml|1|Simple"
+  "allreduce_hierarchical|--nodes 2 --gpus-per-node 4 --channels 16|hierarchical_allreduce_4g2n.xml|1|Simple"
   "allreduce_hierarchical|--nodes 2 --gpus-per-node 8|||"
   "allgather_ring|--ranks 8|||"
   "allgather_direct|--ranks 8|allgather_allpairs_8r_i1_LL128.xml|1|LL128"

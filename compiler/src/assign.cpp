@@ -340,10 +340,24 @@ struct RankAssigner {
           if (it != first_dependent.end() && it->second < 0) it->second = j;
         }
       }
+      // ... unless another threadblock has less to move: a threadblock moves its chunks one
+      // after another, so the busiest one bounds a large call (a two-step alltoall's gateway
+      // copies would otherwise all land on the threadblock that sends to the other node).
+      std::vector<long> load(tbs.size(), 0);
+      for (const int j : order) {
+        const int t = threadblock[static_cast<std::size_t>(j)];
+        if (t >= 0)
+          load[static_cast<std::size_t>(t)] += dag.instructions[static_cast<std::size_t>(j)].count;
+      }
       for (auto it = deferred.rbegin(); it != deferred.rend(); ++it) {
         const int j = first_dependent[*it];
         int t = j >= 0 ? threadblock[static_cast<std::size_t>(j)] : -1;
         if (t < 0) t = tbs.empty() ? create(-1, 0) : 0;
+        const int count = dag.instructions[static_cast<std::size_t>(*it)].count;
+        for (std::size_t u = 0; u < load.size(); ++u) {
+          if (load[u] + count <= load[static_cast<std::size_t>(t)]) t = static_cast<int>(u);
+        }
+        if (static_cast<std::size_t>(t) < load.size()) load[static_cast<std::size_t>(t)] += count;
         threadblock[static_cast<std::size_t>(*it)] = t;
       }
     }
