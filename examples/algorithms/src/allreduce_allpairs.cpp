@@ -25,7 +25,16 @@ Program allreduce_allpairs(const AlgorithmParams& params) {
   for (int q = 0; q < n; ++q) {
     const dsl::ChunkRef own = p.chunk(q, dsl::output, q * per_rank, per_rank);
     if (!in_place) p.chunk(q, dsl::input, q * per_rank, per_rank).copy(own);
-    for (int d = 1; d < n; ++d) own.reduce(p.chunk(q, scratch, slot((q + d) % n, q), per_rank));
+    // Each chunk of the block is reduced on its own, starting from a different peer: the
+    // reductions of chunk j then follow the receives one threadblock apart from chunk j+1's, so
+    // the threadblocks reduce side by side instead of passing one chain along.
+    for (int j = 0; j < per_rank; ++j) {
+      for (int t = 0; t < n - 1; ++t) {
+        const int d = (j + t) % (n - 1) + 1;
+        p.chunk(q, dsl::output, q * per_rank + j)
+            .reduce(p.chunk(q, scratch, slot((q + d) % n, q) + j));
+      }
+    }
   }
   for (int q = 0; q < n; ++q) {
     for (int d = 1; d < n; ++d) {

@@ -51,7 +51,14 @@ Program reducescatter_allpairs(const AlgorithmParams& params) {
   for (int q = 0; q < n; ++q) {
     const dsl::ChunkRef result = p.chunk(q, dsl::output, 0, c);
     if (!in_place) p.chunk(q, dsl::input, q * c, c).copy(result);
-    for (int d = 1; d < n; ++d) result.reduce(p.chunk(q, scratch, slot((q + d) % n, q), c));
+    // Chunk j's reductions start from a different peer than chunk j+1's, so that with --chunks
+    // the threadblocks that received them reduce side by side (as in allreduce_allpairs).
+    for (int j = 0; j < c; ++j) {
+      for (int t = 0; t < n - 1; ++t) {
+        const int d = (j + t) % (n - 1) + 1;
+        p.chunk(q, dsl::output, j).reduce(p.chunk(q, scratch, slot((q + d) % n, q) + j));
+      }
+    }
   }
   return p;
 }
