@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 
 #include <fmt/format.h>
 
 #include "flat_map.h"
 #include "weft/compiler/assign.h"
+#include "weft/compiler/data_chains.h"
 #include "weft/compiler/dependencies.h"
 #include "weft/compiler/emit.h"
 #include "weft/compiler/error.h"
@@ -164,6 +166,111 @@ class UnhintedTraffic {
   std::vector<std::pair<int, int>> pair_chains_;
 };
 
+// A fused DAG (as far as a schedule allows) and one global order of it, from the lowered DAG and
+// its forwarded copies (null: nothing forwarded).
+struct Scheduled {
+  InstructionDag dag;
+  std::optional<Schedule> schedule;  // none: no order of messages between ranks holds
+  FuseStats fused;
+  ForwardStats forwarded;
+  std::vector<std::string> notes;  // each fallback taken, and why
+};
+
+using Lap = std::function<void(const char*)>;
+
+// Fused and critical-path first; program order and no fusion are the fallbacks when the messages
+// between two ranks cannot keep one order.
+Scheduled fuse_and_schedule(const InstructionDag& lowered, const InstructionDag* forwarded,
+                            const ForwardStats& forward_stats, bool fusion, const Lap& lap) {
+  Scheduled out;
+  out.forwarded = forward_stats;
+  // Depth 2 first: what every runtime guarantees (DESIGN.md §2.4); unbounded leaves deadlock
+  // freedom to the executor's verdict.
+  struct Attempt {
+    bool forwarded;
+    bool fused;
+    ScheduleOrder order;
+    int depth;
+  };
+  std::vector<Attempt> attempts;
+  for (const bool forward : {true, false}) {
+    if (!forward && !forwarded) break;
+    for (const int depth : {2, 0}) {
+      if (fusion) {
+        attempts.push_back({forward, true, ScheduleOrder::CriticalPath, depth});
+        attempts.push_back({forward, true, ScheduleOrder::ProgramOrder, depth});
+      }
+      attempts.push_back({forward, false, ScheduleOrder::CriticalPath, depth});
+      attempts.push_back({forward, false, ScheduleOrder::ProgramOrder, depth});
+    }
+  }
+  // The DAG `out.dag` holds now: (forwarded, fused).
+  std::optional<std::pair<bool, bool>> built;
+  const InstructionDag* base = nullptr;
+  std::vector<char> keep_apart;  // per instruction of `base`: a send kept out of fusion
+  std::vector<int> absorbed;     // per instruction of `out.dag`: the send of `base` it absorbed
+  for (const Attempt& attempt : attempts) {
+    const std::pair<bool, bool> wanted{attempt.forwarded, attempt.fused};
+    if (built != wanted) {
+      base = attempt.forwarded && forwarded ? forwarded : &lowered;
+      if (attempt.fused) {
+        keep_apart.assign(base->size(), 0);
+        out.dag = fuse(*base, &out.fused, {}, &absorbed);
+        lap("fuse");
+      } else {
+        out.dag = *base;
+        out.fused = {};
+      }
+      if (!attempt.forwarded) out.forwarded = {};
+      built = wanted;
+    }
+    const std::string label = fmt::format(
+        "schedule ({}{}, {}, FIFO depth {})", attempt.fused ? "fused" : "unfused",
+        attempt.forwarded || !forwarded ? "" : ", copies not forwarded",
+        attempt.order == ScheduleOrder::CriticalPath ? "critical path" : "program order",
+        attempt.depth > 0 ? std::to_string(attempt.depth) : std::string("unbounded"));
+    ScheduleFailure failure;
+    out.schedule = schedule(out.dag, ScheduleOptions{attempt.order, attempt.depth}, &failure);
+    lap("schedule");
+    // A fused step that waits for room towards its send peer holds the message it received,
+    // and with it every later message from that peer: where the order stuck on such steps,
+    // those fusions alone are undone and the same order is tried again.
+    constexpr int kUndoRounds = 16;
+    for (int round = 0; !out.schedule && attempt.fused && attempt.depth > 0 && round < kUndoRounds;
+         ++round) {
+      std::vector<int> undone;
+      for (const int k : failure.waiting_sends) {
+        if (absorbed[static_cast<std::size_t>(k)] >= 0) undone.push_back(k);
+      }
+      if (undone.empty()) break;
+      std::string names;
+      for (std::size_t u = 0; u < undone.size() && u < 3; ++u) {
+        const Instruction& step = out.dag.instructions[static_cast<std::size_t>(undone[u])];
+        names +=
+            fmt::format("{}{} (rank {}: from rank {} to rank {})", u == 0 ? "" : "; ",
+                        out.dag.describe(undone[u]), step.rank, step.recv_peer, step.send_peer);
+      }
+      if (undone.size() > 3) names += fmt::format("; and {} more", undone.size() - 3);
+      out.notes.push_back(fmt::format(
+          "{}: fusion undone, the rest kept: {}: fused, it waits for room towards its send peer "
+          "holding the message it received, on which later messages wait",
+          label, names));
+      for (const int k : undone)
+        keep_apart[static_cast<std::size_t>(absorbed[static_cast<std::size_t>(k)])] = 1;
+      out.dag = fuse(*base, &out.fused, keep_apart, &absorbed);
+      lap("fuse");
+      failure = ScheduleFailure{};
+      out.schedule = schedule(out.dag, ScheduleOptions{attempt.order, attempt.depth}, &failure);
+      lap("schedule");
+    }
+    if (out.schedule) break;
+    out.notes.push_back(fmt::format("{}: {}", label, failure.why));
+    // The next attempt starts again from every fusion.
+    built.reset();
+  }
+  return out;
+}
+
 CompileStats statistics(const ir::Algorithm& algo) {
   CompileStats stats;
   stats.ranks = algo.ngpus;
@@ -259,94 +366,10 @@ CompileResult compile_unverified(const dsl::Program& program) {
     std::optional<InstructionDag> forwarded = forward_copies(lowered, &result.stats.forwarded);
     lap("forward");
 
-    // Fused and critical-path first; program order and no fusion are the fallbacks when the
-    // messages between two ranks cannot keep one order.
-    InstructionDag dag;
-    std::optional<Schedule> sched;
-    // Depth 2 first: what every runtime guarantees (DESIGN.md §2.4); unbounded leaves deadlock
-    // freedom to the executor's verdict.
-    struct Attempt {
-      bool forwarded;
-      bool fused;
-      ScheduleOrder order;
-      int depth;
-    };
-    std::vector<Attempt> attempts;
-    for (const bool forward : {true, false}) {
-      if (!forward && !forwarded) break;
-      for (const int depth : {2, 0}) {
-        if (options.fusion) {
-          attempts.push_back({forward, true, ScheduleOrder::CriticalPath, depth});
-          attempts.push_back({forward, true, ScheduleOrder::ProgramOrder, depth});
-        }
-        attempts.push_back({forward, false, ScheduleOrder::CriticalPath, depth});
-        attempts.push_back({forward, false, ScheduleOrder::ProgramOrder, depth});
-      }
-    }
-    // The DAG `dag` holds now: (forwarded, fused).
-    std::optional<std::pair<bool, bool>> built;
-    const InstructionDag* base = nullptr;
-    std::vector<char> keep_apart;  // per instruction of `base`: a send kept out of fusion
-    std::vector<int> absorbed;     // per instruction of `dag`: the send of `base` it absorbed
-    for (const Attempt& attempt : attempts) {
-      const std::pair<bool, bool> wanted{attempt.forwarded, attempt.fused};
-      if (built != wanted) {
-        base = attempt.forwarded && forwarded ? &*forwarded : &lowered;
-        if (attempt.fused) {
-          keep_apart.assign(base->size(), 0);
-          dag = fuse(*base, &result.stats.fused, {}, &absorbed);
-          lap("fuse");
-        } else {
-          dag = *base;
-          result.stats.fused = {};
-        }
-        if (!attempt.forwarded) result.stats.forwarded = {};
-        built = wanted;
-      }
-      const std::string label = fmt::format(
-          "schedule ({}{}, {}, FIFO depth {})", attempt.fused ? "fused" : "unfused",
-          attempt.forwarded || !forwarded ? "" : ", copies not forwarded",
-          attempt.order == ScheduleOrder::CriticalPath ? "critical path" : "program order",
-          attempt.depth > 0 ? std::to_string(attempt.depth) : std::string("unbounded"));
-      ScheduleFailure failure;
-      sched = schedule(dag, ScheduleOptions{attempt.order, attempt.depth}, &failure);
-      lap("schedule");
-      // A fused step that waits for room towards its send peer holds the message it received,
-      // and with it every later message from that peer: where the order stuck on such steps,
-      // those fusions alone are undone and the same order is tried again.
-      constexpr int kUndoRounds = 16;
-      for (int round = 0; !sched && attempt.fused && attempt.depth > 0 && round < kUndoRounds;
-           ++round) {
-        std::vector<int> undone;
-        for (const int k : failure.waiting_sends) {
-          if (absorbed[static_cast<std::size_t>(k)] >= 0) undone.push_back(k);
-        }
-        if (undone.empty()) break;
-        std::string names;
-        for (std::size_t u = 0; u < undone.size() && u < 3; ++u) {
-          const Instruction& step = dag.instructions[static_cast<std::size_t>(undone[u])];
-          names += fmt::format("{}{} (rank {}: from rank {} to rank {})", u == 0 ? "" : "; ",
-                               dag.describe(undone[u]), step.rank, step.recv_peer, step.send_peer);
-        }
-        if (undone.size() > 3) names += fmt::format("; and {} more", undone.size() - 3);
-        result.notes.push_back(fmt::format(
-            "{}: fusion undone, the rest kept: {}: fused, it waits for room towards its send peer "
-            "holding the message it received, on which later messages wait",
-            label, names));
-        for (const int k : undone)
-          keep_apart[static_cast<std::size_t>(absorbed[static_cast<std::size_t>(k)])] = 1;
-        dag = fuse(*base, &result.stats.fused, keep_apart, &absorbed);
-        lap("fuse");
-        failure = ScheduleFailure{};
-        sched = schedule(dag, ScheduleOptions{attempt.order, attempt.depth}, &failure);
-        lap("schedule");
-      }
-      if (sched) break;
-      result.notes.push_back(fmt::format("{}: {}", label, failure.why));
-      // The next attempt starts again from every fusion.
-      built.reset();
-    }
-    if (!sched) {
+    const Scheduled primary = fuse_and_schedule(lowered, forwarded ? &*forwarded : nullptr,
+                                                result.stats.forwarded, options.fusion, lap);
+    if (!primary.schedule) {
+      result.notes = primary.notes;
       result.errors.push_back("no schedule keeps the order of messages between ranks: " +
                               result.notes.back());
       result.compile_seconds = seconds_since(start);
@@ -359,36 +382,44 @@ CompileResult compile_unverified(const dsl::Program& program) {
       std::optional<ir::Algorithm> algo;
       Violation first_violation;
       int critical_path = 0;
+      int steps = 0;
       bool paired_directions = false;
       dsl::Placement placement = dsl::Placement::Paired;
+      const Scheduled* scheduled = nullptr;  // what was placed
     };
     const int widest = limits->max_channels / instances;
-    std::optional<UnhintedTraffic> traffic;
+    std::optional<UnhintedTraffic> traffic;  // of `primary`; the other plan has none
     // From `plan` (the narrowest by default), widened as far as the violations ask.
-    auto place = [&](dsl::Placement placement, ChannelPlan plan = {1, false, 1}) {
+    auto place = [&](const Scheduled& s, dsl::Placement placement,
+                     ChannelPlan plan = {1, false, 1}) {
+      const InstructionDag& dag = s.dag;
+      const Schedule& sched = *s.schedule;
       Placed placed;
       placed.placement = placement;
+      placed.scheduled = &s;
       // A pair's chains share a threadblock with the receives from the same peer and a few local
       // steps: about half the steps limit each.
       int per_channel = plan.spread > 1 ? plan.per_channel
                                         : std::max(1, (limits->max_steps_per_threadblock - 4) / 2);
       for (int attempt = 0; attempt < 16; ++attempt) {
-        const Assignment assignment = assign(dag, *sched, options.threadblocks, plan, placement);
+        const Assignment assignment = assign(dag, sched, options.threadblocks, plan, placement);
         Violation violation =
             check_limits(assignment.channels, shape_of(dag, assignment), *limits, instances);
         lap("assign");
         if (!violation) {
-          ir::Algorithm candidate = resolve_dependencies(dag, *sched, assignment);
+          ir::Algorithm candidate = resolve_dependencies(dag, sched, assignment);
           violation = check_limits(candidate.nchannels, shape_of(candidate), *limits, instances);
           lap("dependencies");
           if (!violation) {
+            placed.steps = statistics(candidate).steps;
             placed.algo = std::move(candidate);
-            placed.critical_path = critical_path(dag, *sched, assignment);
+            placed.critical_path = critical_path(dag, sched, assignment);
             placed.paired_directions = assignment.paired_directions;
             break;
           }
         }
         if (!placed.first_violation) placed.first_violation = violation;
+        if (&s != &primary) break;  // every chain hinted: nothing to spread
         if (!traffic) traffic.emplace(dag);
         if (!traffic->any()) break;  // hinted traffic: nothing to spread
         int spread = plan.spread;
@@ -411,26 +442,59 @@ CompileResult compile_unverified(const dsl::Program& program) {
     // Auto weighs a shorter critical path against fewer threadblocks: the paired placement
     // unless separate directions make the path shorter (and meet the limits).
     const dsl::Placement asked = options.placement;
-    Placed placed = place(asked == dsl::Placement::Separate ? dsl::Placement::Separate
-                                                            : dsl::Placement::Paired);
-    if (asked == dsl::Placement::Auto && options.threadblocks == dsl::ThreadblockPolicy::Auto &&
-        (placed.paired_directions || !placed.algo)) {
-      Placed separate = place(dsl::Placement::Separate);
-      if (separate.algo && (!placed.algo || separate.critical_path < placed.critical_path)) {
-        placed = std::move(separate);
+    auto place_both_ways = [&](const Scheduled& s) {
+      Placed placed = place(
+          s, asked == dsl::Placement::Separate ? dsl::Placement::Separate : dsl::Placement::Paired);
+      if (asked == dsl::Placement::Auto && options.threadblocks == dsl::ThreadblockPolicy::Auto &&
+          (placed.paired_directions || !placed.algo)) {
+        Placed separate = place(s, dsl::Placement::Separate);
+        if (separate.algo && (!placed.algo || separate.critical_path < placed.critical_path)) {
+          placed = std::move(separate);
+        }
       }
-    }
-    if (placed.algo && options.channel_policy == dsl::ChannelPolicy::ShortestPath &&
+      return placed;
+    };
+    Placed placed = place_both_ways(primary);
+    std::optional<Scheduled> by_chain;
+    if (options.channel_policy == dsl::ChannelPolicy::ShortestPath &&
         options.threadblocks == dsl::ThreadblockPolicy::Auto) {
       // Wider plans, each chain of a pair of ranks on the next channel: the shortest path wins,
       // the narrower plan on a tie. (Under the manual policy the user placed the threadblocks,
       // and their channels with them.)
-      if (!traffic) traffic.emplace(dag);
-      for (int spread = 2; traffic->any() && spread <= std::min(widest, 32); spread *= 2) {
-        Placed wider = place(placed.placement, ChannelPlan{spread, true, 1});
-        if (wider.algo && wider.critical_path < placed.critical_path) placed = std::move(wider);
+      if (placed.algo) {
+        if (!traffic) traffic.emplace(primary.dag);
+        for (int spread = 2; traffic->any() && spread <= std::min(widest, 32); spread *= 2) {
+          Placed wider = place(primary, placed.placement, ChannelPlan{spread, true, 1});
+          if (wider.algo && wider.critical_path < placed.critical_path) placed = std::move(wider);
+        }
+      }
+      // Then each data chain on a channel of its own, from before fusion (data_chains.h): it
+      // wins with a shorter path, or the same path in fewer steps (more fusions kept).
+      std::optional<InstructionDag> chained =
+          channel_per_data_chain(forwarded ? *forwarded : lowered, widest);
+      if (chained) {
+        std::optional<InstructionDag> chained_lowered;
+        if (forwarded) chained_lowered = channel_per_data_chain(lowered, widest);
+        lap("data chains");
+        by_chain =
+            forwarded
+                ? fuse_and_schedule(chained_lowered ? *chained_lowered : lowered, &*chained,
+                                    result.stats.forwarded, options.fusion, lap)
+                : fuse_and_schedule(*chained, nullptr, result.stats.forwarded, options.fusion, lap);
+        if (by_chain->schedule) {
+          Placed chain_placed = place_both_ways(*by_chain);
+          if (chain_placed.algo &&
+              (!placed.algo || chain_placed.critical_path < placed.critical_path ||
+               (chain_placed.critical_path == placed.critical_path &&
+                chain_placed.steps < placed.steps))) {
+            placed = std::move(chain_placed);
+          }
+        }
       }
     }
+    result.notes = placed.scheduled->notes;
+    result.stats.fused = placed.scheduled->fused;
+    result.stats.forwarded = placed.scheduled->forwarded;
     if (!placed.algo) {
       result.errors.push_back(fmt::format(
           "cannot meet the '{}' limits profile: {}{}", limits->name, placed.first_violation.text,

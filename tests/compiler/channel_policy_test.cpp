@@ -6,6 +6,9 @@
 #include <fmt/format.h>
 
 #include "compiler_test_support.h"
+#include "weft/compiler/data_chains.h"
+#include "weft/compiler/fuse.h"
+#include "weft/compiler/lower.h"
 #include "weft/runtime/analysis.h"
 
 using namespace weft;
@@ -86,8 +89,71 @@ TEST_CASE("channel policy: shortest-path spreads independent unhinted flows wher
   CHECK(fewest.stats.channels == 1);
   CHECK(shortest.stats.channels > 1);
   CHECK(wide.critical_path_steps < narrow.critical_path_steps);
-  // The same program: only where it runs differs.
-  CHECK(shortest.stats.steps == fewest.stats.steps);
+  // msccl-tools' file for this program has a critical path of 10 in 144 steps. With each chunk's
+  // chain on a channel of its own, every hop of it stays fused (its receive from the local ring
+  // sends on to the other node, and back): 8 chunks × 14 messages × 2 ends − 88 fusions = 136
+  // steps, and the path is the longest chain itself (a send, then 8 hops), with nothing waiting.
+  CHECK(shortest.stats.steps == 136);
+  CHECK(wide.critical_path_steps == 9);
+  CHECK(shortest.stats.steps < fewest.stats.steps);
+}
+
+TEST_CASE("data chains: a chain's hops share a channel, chains over a common pair do not",
+          "[compiler][channels]") {
+  // Both chunks leave the root through rank 0, which forwards chunk 0 to rank 2 and chunk 1 to
+  // rank 3. On one channel, rank 0's receive connection from the root can fuse with sends to one
+  // peer only, so one forward stays a receive and a send.
+  auto program = [](dsl::ChannelPolicy policy) {
+    dsl::Options options;
+    options.channel_policy = policy;
+    dsl::Program p("crossing", dsl::Collective::broadcast(4, 1, 2), options);
+    p.chunk(1, dsl::input, 0).copy(0, dsl::output, 0);
+    p.chunk(1, dsl::input, 1).copy(0, dsl::output, 1);
+    p.chunk(0, dsl::output, 0).copy(2, dsl::output, 0);
+    p.chunk(0, dsl::output, 1).copy(3, dsl::output, 1);
+    p.chunk(2, dsl::output, 0).copy(3, dsl::output, 0);
+    p.chunk(3, dsl::output, 1).copy(2, dsl::output, 1);
+    return p;
+  };
+  const dsl::Program p = program(dsl::ChannelPolicy::ShortestPath);
+  const compiler::InstructionDag lowered = compiler::lower(p, {});
+  const std::optional<compiler::InstructionDag> chained =
+      compiler::channel_per_data_chain(lowered, 32);
+  REQUIRE(chained);
+  // Operations 0, 2, 4 carry chunk 0; 1, 3, 5 chunk 1.
+  std::vector<int> channel_of_chunk(2, -1);
+  for (const compiler::Instruction& i : chained->instructions) {
+    const auto chunk = static_cast<std::size_t>(i.operation % 2);
+    INFO("operation " << i.operation << " on rank " << i.rank);
+    REQUIRE(i.channel >= 0);
+    if (channel_of_chunk[chunk] < 0) channel_of_chunk[chunk] = i.channel;
+    CHECK(i.channel == channel_of_chunk[chunk]);
+  }
+  CHECK(channel_of_chunk[0] != channel_of_chunk[1]);
+  compiler::FuseStats fused;
+  compiler::fuse(*chained, &fused);
+  CHECK(fused.rcs == 4);
+  compiler::fuse(lowered, &fused);
+  CHECK(fused.rcs == 3);
+
+  // The compiler keeps the plan: both forwards fused.
+  const compiler::CompileResult shortest = compiler::compile(p, test::quick());
+  const compiler::CompileResult fewest =
+      compiler::compile(program(dsl::ChannelPolicy::Fewest), test::quick());
+  INFO(shortest.error_text() << fewest.error_text());
+  REQUIRE(shortest.ok());
+  REQUIRE(fewest.ok());
+  CHECK(shortest.stats.fused.rcs == 4);
+  CHECK(fewest.stats.fused.rcs == 3);
+  CHECK(shortest.stats.steps < fewest.stats.steps);
+}
+
+TEST_CASE("data chains: no plan where one channel already keeps every chain apart",
+          "[compiler][channels]") {
+  // A ring allreduce: every chunk's chain passes the same pairs of ranks, so they share a channel,
+  // and the plan would be the narrow one.
+  const compiler::InstructionDag ring = compiler::lower(test::ring_allreduce(4), {});
+  CHECK_FALSE(compiler::channel_per_data_chain(ring, 32));
 }
 
 TEST_CASE("channel policy: shortest-path keeps the narrow plan where spreading does not help",
