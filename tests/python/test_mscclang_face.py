@@ -265,6 +265,51 @@ class FaceTest(unittest.TestCase):
         figures = info(r.algos[0])
         self.assertGreater(figures["channels"], 1)
 
+    def test_a_chunks_hops_through_two_rings_stay_fused(self):
+        # Rings within two nodes of four, then rings across them (BlueConnect, no hints): a chunk
+        # leaves its node's ring for the other node, comes back and goes on around the ring. With
+        # each chunk's chain on a channel of its own, every one of those hops is one fused step.
+        r, _ = run_program("""
+            gpus, nodes = 4, 2
+            n = gpus * nodes
+            with MSCCLProgram("blue", fully_connected(n), AllReduce(n, n, True), 1):
+                # Chunk k ends its node ring on local rank k // nodes, then crosses.
+                def node_rings(reduce):
+                    for node in range(nodes):
+                        for k in range(n):
+                            g = k // nodes
+                            start = (g + 1) % gpus if reduce else g
+                            for step in range(gpus - 1):
+                                a = node * gpus + (start + step) % gpus
+                                b = node * gpus + (start + step + 1) % gpus
+                                if reduce:
+                                    chunk(b, Buffer.input, k).reduce(chunk(a, Buffer.input, k))
+                                else:
+                                    chunk(a, Buffer.input, k).copy(b, Buffer.input, k)
+                def cross(reduce):
+                    for k in range(n):
+                        g, owner = k // nodes, k % nodes
+                        a, b = (1 - owner) * gpus + g, owner * gpus + g
+                        if reduce:
+                            chunk(b, Buffer.input, k).reduce(chunk(a, Buffer.input, k))
+                        else:
+                            chunk(b, Buffer.input, k).copy(a, Buffer.input, k)
+                node_rings(True)
+                cross(True)
+                cross(False)
+                node_rings(False)
+                XML()
+                Check()
+            """)
+        self.assert_verified(r)
+        self.assertEqual(r.checks, [True])
+        figures = info(r.algos[0])
+        # Each chunk: 3 ring hops in each node, over and back, 3 ring hops in each node, 14
+        # messages whose 28 ends fuse into 17 steps: 136. Its longest chain (a send, then 3 + 2 + 3
+        # hops) is 9 steps, and nothing waits beside it. (All traffic on one channel: 22 steps.)
+        self.assertEqual(figures["steps"], 136)
+        self.assertEqual(figures["critical_path"], 9)
+
     def test_the_face_is_gone_after_the_run(self):
         r, _ = run_program("""
             import msccl.language

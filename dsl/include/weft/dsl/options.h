@@ -27,8 +27,9 @@ enum class Replication { Interleaved, Blocked, Auto };
 
 // How far unhinted traffic spreads over channels. Fewest: only as far as the limits profile
 // needs. ShortestPath: also further where that shortens the critical path (independent flows
-// between the same ranks then run side by side, as msccl-tools' automatic channels do), at the
-// cost of more threadblocks and a longer compile. Under the manual threadblock policy the
+// between the same ranks then run side by side, and each chunk's chain of hops may get a channel
+// of its own so that its hops stay fused, as msccl-tools' automatic channels do), at the cost of
+// more threadblocks and a longer compile. Under the manual threadblock policy the
 // user's threadblocks keep their channels: Fewest.
 enum class ChannelPolicy { Fewest, ShortestPath };
 
