@@ -117,6 +117,16 @@ Collective Collective::custom(CustomCollective definition, std::source_location 
       }
     }
   }
+  if (definition.in_place) {
+    for (std::size_t r = 0; r < n; ++r) {
+      if (definition.input_chunks[r] != definition.output_chunks[r]) {
+        throw DslError(where, call,
+                       fmt::format("in place, rank {}'s output is its input, but it has {} input "
+                                   "chunks and {} output chunks",
+                                   r, definition.input_chunks[r], definition.output_chunks[r]));
+      }
+    }
+  }
   if (!definition.postcondition) {
     throw DslError(where, call, "a custom collective needs a postcondition");
   }
@@ -125,7 +135,7 @@ Collective Collective::custom(CustomCollective definition, std::source_location 
   c.name_ = std::move(definition.name);
   c.ranks_ = definition.ranks;
   c.chunk_factor_ = 1;
-  c.in_place_ = false;
+  c.in_place_ = definition.in_place;
   c.custom_inputs_ = std::move(definition.input_chunks);
   c.custom_outputs_ = std::move(definition.output_chunks);
   c.precondition_ = std::move(definition.precondition);
@@ -303,9 +313,8 @@ ir::Alias Collective::resolve(int rank, ir::BufferKind buffer, int index) const 
       if (buffer == ir::BufferKind::Output)
         return {ir::BufferKind::Input, rank * chunk_factor_ + index};
       break;
-    case ir::Collective::Custom:
-      break;
     default:
+      // send == recv (a custom collective in place included): one buffer.
       if (buffer == ir::BufferKind::Output) return {ir::BufferKind::Input, index};
       break;
   }

@@ -98,6 +98,45 @@ TEST_CASE("a cross-rank reduce between different indices reduces the receiver's 
   CHECK(result.algorithm->gpus[0].threadblocks[0].steps[0].srcoff == 0);
 }
 
+TEST_CASE("an in-place custom collective: each rank's output is its input",
+          "[compiler][pipeline]") {
+  // Rotate by one rank, in place: rank r ends with rank r-1's chunk where its own was.
+  dsl::CustomCollective c;
+  c.name = "rotate";
+  c.ranks = 3;
+  c.input_chunks = {1, 1, 1};
+  c.output_chunks = {1, 1, 1};
+  c.in_place = true;
+  c.postcondition = [](int rank, int) { return std::vector<ChunkId>{{(rank + 2) % 3, 0}}; };
+  SECTION("through scratch, each chunk is sent before its place is overwritten") {
+    dsl::Program p("rotate", dsl::Collective::custom(c));
+    for (int r = 0; r < 3; ++r) p.chunk(r, dsl::input, 0).copy((r + 1) % 3, "landing", 0);
+    for (int r = 0; r < 3; ++r) p.chunk(r, "landing", 0).copy(r, dsl::output, 0);
+    const compiler::CompileResult result = compiler::compile(p);
+    INFO(result.error_text());
+    REQUIRE(result.ok());  // run by the executor as an in-place call
+    CHECK(result.algorithm->inplace);
+    CHECK_FALSE(result.algorithm->outofplace);
+    for (const ir::Gpu& gpu : result.algorithm->gpus) {
+      for (const ir::Threadblock& tb : gpu.threadblocks) {
+        for (const ir::Step& step : tb.steps) {
+          CHECK(step.srcbuf != ir::BufferKind::Output);
+          CHECK(step.dstbuf != ir::BufferKind::Output);
+        }
+      }
+    }
+  }
+  SECTION("straight into the output, a chunk is overwritten before it is sent") {
+    dsl::Program p("rotate", dsl::Collective::custom(c));
+    for (int r = 0; r < 3; ++r) p.chunk(r, dsl::input, 0).copy((r + 1) % 3, dsl::output, 0);
+    const compiler::CompileResult result = compiler::compile(p);
+    CHECK_FALSE(result.ok());
+    // Out of place this program would be right; in place rank 1 forwards rank 0's chunk.
+    CHECK_THAT(result.error_text(),
+               Catch::Contains("rank 0 output[0]: expected {r2c0}, found {r0c0}"));
+  }
+}
+
 TEST_CASE("manual assignment errors reach the result, naming the operation",
           "[compiler][pipeline]") {
   dsl::Options options;

@@ -73,6 +73,30 @@ TEST_CASE("custom collectives carry their own pre- and postcondition", "[dsl][co
   CHECK(header.outofplace);
 }
 
+TEST_CASE("an in-place custom collective's output is its input", "[dsl][collective]") {
+  dsl::CustomCollective c;
+  c.name = "rotate";
+  c.ranks = 2;
+  c.input_chunks = {2, 2};
+  c.output_chunks = {2, 2};
+  c.in_place = true;
+  c.postcondition = [](int rank, int index) -> std::vector<ChunkId> { return {{1 - rank, index}}; };
+  const auto coll = dsl::Collective::custom(c);
+  CHECK(coll.in_place());
+  const weft::ir::Alias at = coll.resolve(1, BufferKind::Output, 1);
+  CHECK(at.buffer == BufferKind::Input);
+  CHECK(at.chunk == 1);
+  CHECK(coll.resolve(1, BufferKind::Input, 1).buffer == BufferKind::Input);
+  const weft::ir::Algorithm header = coll.ir_header();
+  CHECK(header.inplace);
+  CHECK_FALSE(header.outofplace);
+  // One buffer cannot have two sizes.
+  c.output_chunks = {2, 1};
+  CHECK_THROWS_WITH(dsl::Collective::custom(c),
+                    Catch::Contains("in place, rank 1's output is its input, but it has 2 input "
+                                    "chunks and 1 output chunks"));
+}
+
 TEST_CASE("aliases of in-place calls", "[dsl][collective]") {
   const auto ar = dsl::Collective::allreduce(4, 2, true);
   CHECK(ar.resolve(3, BufferKind::Output, 1).buffer == BufferKind::Input);

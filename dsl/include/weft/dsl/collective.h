@@ -24,6 +24,10 @@ struct CustomCollective {
   // Postcondition: the input chunks whose reduction output chunk `index` of `rank` must hold
   // afterwards (one for a plain copy); empty leaves that chunk unspecified.
   std::function<std::vector<ChunkId>(int rank, int index)> postcondition;
+  // In place: the call's output is its input (NCCL's send == recv), so output chunk k of a rank
+  // is its input chunk k, and both buffers have the same number of chunks. The algorithm is then
+  // for in-place calls only.
+  bool in_place = false;
 };
 
 // A chunk of one rank's output buffer.
