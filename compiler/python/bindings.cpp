@@ -38,9 +38,10 @@ ir::Protocol protocol_or_throw(const std::string& name) {
 dsl::Collective custom_collective(
     const std::string& name, int ranks, std::vector<int> input_chunks,
     std::vector<int> output_chunks, std::optional<std::set<std::pair<int, int>>> holds_data,
-    std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> postcondition) {
+    std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> postcondition, bool in_place) {
   dsl::CustomCollective definition;
   definition.name = name;
+  definition.in_place = in_place;
   definition.ranks = ranks;
   definition.input_chunks = std::move(input_chunks);
   definition.output_chunks = std::move(output_chunks);
@@ -211,10 +212,11 @@ PYBIND11_MODULE(_weft, m) {
           py::arg("in_place") = true)
       .def_static("custom", &custom_collective, py::arg("name"), py::arg("ranks"),
                   py::arg("input_chunks"), py::arg("output_chunks"), py::arg("holds_data"),
-                  py::arg("postcondition"),
+                  py::arg("postcondition"), py::arg("in_place") = false,
                   "input_chunks/output_chunks: per rank; holds_data: the (rank, index) input "
                   "chunks that hold data at the start (None: all); postcondition: {(rank, "
-                  "index): [(rank, index) of input chunks]} for the output chunks it specifies")
+                  "index): [(rank, index) of input chunks]} for the output chunks it specifies; "
+                  "in_place: each rank's output is its input (same sizes)")
       .def_property_readonly("name", &dsl::Collective::name)
       .def_property_readonly("ranks", &dsl::Collective::ranks)
       .def_property_readonly("chunk_factor", &dsl::Collective::chunk_factor)

@@ -169,6 +169,93 @@ class FaceTest(unittest.TestCase):
         self.assert_verified(r)
         self.assertIn('coll="custom"', r.algos[0])
 
+    def test_an_in_place_custom_collective_has_its_output_in_its_input(self):
+        # init_buffers gives each rank one list as input and output: an in-place call. Rotating
+        # by one rank then needs the scratch landing, or a chunk is overwritten before it is sent.
+        body = """
+            class Rotate(Collective):
+                def init_buffers(self):
+                    buffers = []
+                    for r in range(self.num_ranks):
+                        both = [Chunk(r, 0, (r + 1) % self.num_ranks, 0)]
+                        buffers.append({Buffer.input: both, Buffer.output: both})
+                    return buffers
+
+                def check(self, prog):
+                    n = self.num_ranks
+                    ok = True
+                    for r in range(n):
+                        c = prog.buffers[r][Buffer.output][0]
+                        if (c.origin_rank, c.origin_index) != ((r + n - 1) % n, 0):
+                            print(f"Rank {r} chunk 0 is incorrect")
+                            ok = False
+                    return ok
+
+            n = 3
+            with MSCCLProgram("rotate", fully_connected(n), Rotate(n, 1, True), 1):
+                for r in range(n):
+                    if LANDING:
+                        chunk(r, Buffer.input, 0).copy((r + 1) % n, "landing", 0)
+                    else:
+                        chunk(r, Buffer.input, 0).copy((r + 1) % n, Buffer.output, 0)
+                if LANDING:
+                    for r in range(n):
+                        chunk(r, "landing", 0).copy(r, Buffer.output, 0)
+                print(Check(), file=sys.stderr)
+                XML()
+            """
+        r, _ = run_program("import sys\nLANDING = True\n" + textwrap.dedent(body))
+        self.assert_verified(r)
+        self.assertEqual(r.checks, [True])
+        self.assertIn('inplace="1"', r.algos[0])
+        self.assertIn('outofplace="0"', r.algos[0])
+        self.assertNotIn('buf="o"', r.algos[0])  # the output is the input
+        # Straight into the output, rank 1 forwards rank 0's chunk in place of its own: MSCCLang's
+        # model says so (Check() is False) and so does Weft, which writes no XML.
+        r, _ = run_program("import sys\nLANDING = False\n" + textwrap.dedent(body))
+        self.assertEqual(r.checks, [False])
+        self.assertEqual(r.code, 1)
+        self.assertEqual(r.algos, [])
+        self.assertIn("Rotate.check() fails", r.stderr)
+
+    def test_a_custom_collective_in_place_on_some_ranks_only_is_refused(self):
+        r, _ = run_program("""
+            class Half(Collective):
+                def init_buffers(self):
+                    both = [Chunk(0, 0)]
+                    return [{Buffer.input: both, Buffer.output: both},
+                            {Buffer.input: [Chunk(1, 0)], Buffer.output: [None]}]
+
+                def check(self, prog):
+                    return True
+
+            with MSCCLProgram("half", fully_connected(2), Half(2, 1, True), 1):
+                chunk(1, Buffer.input, 0).copy(0, "landing", 0)
+                XML()
+            """)
+        self.assertEqual(r.code, 1)
+        self.assertEqual(r.algos, [])
+        self.assertIn("one buffer on rank(s) 0 only", r.stderr)
+
+    def test_a_custom_collective_whose_output_holds_data_at_the_start_is_refused(self):
+        # Weft's custom collectives (and its executor's proof) know only input chunks at the start.
+        r, _ = run_program("""
+            class Accumulate(Collective):
+                def init_buffers(self):
+                    return [{Buffer.input: [Chunk(r, 0)], Buffer.output: [Chunk(r, 1)]}
+                            for r in range(self.num_ranks)]
+
+                def check(self, prog):
+                    return True
+
+            with MSCCLProgram("accumulate", fully_connected(2), Accumulate(2, 1, False), 1):
+                chunk(0, Buffer.input, 0).copy(1, "landing", 0)
+                XML()
+            """)
+        self.assertEqual(r.code, 1)
+        self.assertEqual(r.algos, [])
+        self.assertIn("rank 0's output holds data at the start", r.stderr)
+
     def test_a_custom_collective_whose_check_fails_gets_no_xml(self):
         r, _ = run_program("""
             class ToAll(Collective):

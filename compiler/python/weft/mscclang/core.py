@@ -810,14 +810,23 @@ class _Replay:
         leaf = {}  # a start chunk (as MSCCLang compares them) -> Weft's (rank, input index)
         holds = set()
         inputs, outputs = [], []
+        # In place: init_buffers gave a rank one list as both input and output, so that the
+        # program's writes to the output are its input's (Weft's in-place custom collective: output
+        # chunk k is input chunk k). Weft's calls are in place on every rank or on none.
+        in_place = [
+            Buffer.input in per_rank and Buffer.output in per_rank
+            and per_rank[Buffer.input] is per_rank[Buffer.output]
+            for per_rank in prog.buffers
+        ]
+        if any(in_place) and not all(in_place):
+            ranks = ", ".join(str(r) for r in range(n) if in_place[r])
+            raise _Refused(
+                f"{where}: init_buffers makes input and output one buffer on rank(s) {ranks} "
+                "only; Weft's custom collectives are in place on every rank or on none"
+            )
         for r, per_rank in enumerate(initial):
             if Buffer.input not in per_rank or Buffer.output not in per_rank:
                 raise _Refused(f"{where}: init_buffers must give rank {r} an input and an output")
-            if prog.buffers[r][Buffer.input] is prog.buffers[r][Buffer.output]:
-                raise _Refused(
-                    f"{where}: a custom collective whose input and output are one buffer "
-                    "(in place) is not supported by Weft yet"
-                )
             inputs.append(len(per_rank[Buffer.input]))
             outputs.append(len(per_rank[Buffer.output]))
             for k, c in enumerate(per_rank[Buffer.input]):
@@ -830,7 +839,7 @@ class _Replay:
                     )
                 leaf[c] = (r, k)
                 holds.add((r, k))
-            if any(c is not None for c in per_rank[Buffer.output]):
+            if not in_place[r] and any(c is not None for c in per_rank[Buffer.output]):
                 raise _Refused(f"{where}: rank {r}'s output holds data at the start; Weft's "
                                "custom collectives start with data in the inputs only")
         read = self._check_reads()
@@ -849,10 +858,10 @@ class _Replay:
         try:
             return _weft.Collective.custom(
                 _custom_name(prog.collective),
-                n, inputs, outputs, holds, postcondition,
+                n, inputs, outputs, holds, postcondition, in_place=all(in_place),
             )
         except _weft.DslError as e:
-            raise _Refused(f"{where}: {type(coll).__name__}: {e.reason}")
+            raise _Refused(f"{where}: {type(prog.collective).__name__}: {e.reason}")
 
     def _check_reads(self):
         """Runs the collective's check() with the outputs watched: the output chunks it reads are
