@@ -5,6 +5,7 @@
 #include <map>
 
 #include "flat_map.h"
+#include "fusion_candidate.h"
 #include "slot_space.h"
 
 namespace weft::compiler {
@@ -12,10 +13,6 @@ namespace weft::compiler {
 namespace {
 
 using ir::StepType;
-
-bool compatible(int a, int b) {
-  return a < 0 || b < 0 || a == b;
-}
 
 // For each receive, the send fusion would join to it (fuse.cpp's test, without the per-channel
 // pairing of connections that this plan is about to make room for); -1 where none.
@@ -27,19 +24,8 @@ std::vector<int> next_hops(const InstructionDag& dag) {
   for (std::size_t k = 0; k < dag.size(); ++k) {
     const Instruction& send = in[k];
     if (send.type == StepType::Send) {
-      const std::size_t first = slots.slot(send.rank, send.srcbuf, send.srcoff);
-      const int w = last_writer[first];
-      bool ok = w >= 0;
-      if (ok) {
-        const Instruction& recv = in[static_cast<std::size_t>(w)];
-        ok = (recv.type == StepType::Recv || recv.type == StepType::RecvReduceCopy) &&
-             next[static_cast<std::size_t>(w)] < 0 && recv.dstbuf == send.srcbuf &&
-             recv.dstoff == send.srcoff && recv.count == send.count &&
-             compatible(recv.channel, send.channel) && compatible(recv.recvtb, send.sendtb);
-        for (int j = 1; ok && j < send.count; ++j)
-          ok = last_writer[first + static_cast<std::size_t>(j)] == w;
-      }
-      if (ok) next[static_cast<std::size_t>(w)] = static_cast<int>(k);
+      const int w = detail::joinable_receive(dag, slots, last_writer, next, send);
+      if (w >= 0) next[static_cast<std::size_t>(w)] = static_cast<int>(k);
     }
     if (writes_destination(send)) {
       for (int j = 0; j < send.count; ++j) {

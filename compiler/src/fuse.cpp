@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "flat_map.h"
+#include "fusion_candidate.h"
 #include "slot_space.h"
 
 namespace weft::compiler {
@@ -14,9 +15,6 @@ using ir::StepType;
 
 int merge_hint(int a, int b) {
   return a >= 0 ? a : b;
-}
-bool compatible(int a, int b) {
-  return a < 0 || b < 0 || a == b;
 }
 
 // Fused steps tie a receive connection to a send connection on one threadblock; these keys keep
@@ -43,31 +41,20 @@ InstructionDag fuse(const InstructionDag& dag, FuseStats* stats, std::span<const
   for (std::size_t k = 0; k < n; ++k) {
     const Instruction& send = in[k];
     if (send.type == StepType::Send && (keep_apart.empty() || !keep_apart[k])) {
-      const std::size_t first = slots.slot(send.rank, send.srcbuf, send.srcoff);
-      const int w = last_writer[first];
-      bool ok = w >= 0;
-      if (ok) {
+      const int w = detail::joinable_receive(dag, slots, last_writer, fused_send, send);
+      if (w >= 0) {
         const Instruction& recv = in[static_cast<std::size_t>(w)];
-        ok = (recv.type == StepType::Recv || recv.type == StepType::RecvReduceCopy) &&
-             fused_send[static_cast<std::size_t>(w)] < 0 && recv.dstbuf == send.srcbuf &&
-             recv.dstoff == send.srcoff && recv.count == send.count &&
-             compatible(recv.channel, send.channel) && compatible(recv.recvtb, send.sendtb);
-        for (int j = 1; ok && j < send.count; ++j)
-          ok = last_writer[first + static_cast<std::size_t>(j)] == w;
-        if (ok) {
-          const int channel = merge_hint(recv.channel, send.channel);
-          const auto r_key = connection_key(send.rank, channel, recv.recv_peer, false);
-          const auto s_key = connection_key(send.rank, channel, send.send_peer, true);
-          const int* r_partner = partner.find(r_key);
-          const int* s_partner = partner.find(s_key);
-          ok = (!r_partner || *r_partner == send.send_peer) &&
-               (!s_partner || *s_partner == recv.recv_peer);
-          if (ok) {
-            partner.at_or(r_key, send.send_peer);
-            partner.at_or(s_key, recv.recv_peer);
-            fused_send[static_cast<std::size_t>(w)] = static_cast<int>(k);
-            absorbed[k] = 1;
-          }
+        const int channel = merge_hint(recv.channel, send.channel);
+        const auto r_key = connection_key(send.rank, channel, recv.recv_peer, false);
+        const auto s_key = connection_key(send.rank, channel, send.send_peer, true);
+        const int* r_partner = partner.find(r_key);
+        const int* s_partner = partner.find(s_key);
+        if ((!r_partner || *r_partner == send.send_peer) &&
+            (!s_partner || *s_partner == recv.recv_peer)) {
+          partner.at_or(r_key, send.send_peer);
+          partner.at_or(s_key, recv.recv_peer);
+          fused_send[static_cast<std::size_t>(w)] = static_cast<int>(k);
+          absorbed[k] = 1;
         }
       }
     }
