@@ -74,3 +74,37 @@ TEST_CASE("placement: auto keeps the fewer threadblocks where separating does no
     }
   }
 }
+
+TEST_CASE("placement: a local step with nothing to follow goes to the least loaded threadblock",
+          "[compiler][placement]") {
+  // The two-step alltoall's gateway copies (input to scratch) depend on nothing; following the
+  // send to the other node they piled onto its threadblock: 5 chunks there against msccl-tools'
+  // 4, which bounded a large call.
+  dsl::Registry registry;
+  algorithms::register_library(registry);
+  dsl::AlgorithmParams params;
+  params.ranks = 8;
+  params.nodes = 2;
+  params.gpus_per_node = 4;
+  const compiler::CompileResult result =
+      compiler::compile(registry.find("alltoall_two_step")->build(params), test::quick());
+  INFO(result.error_text());
+  REQUIRE(result.ok());
+  for (const ir::Gpu& gpu : result.algorithm->gpus) {
+    for (const ir::Threadblock& tb : gpu.threadblocks) {
+      int chunks = 0;
+      for (const ir::Step& step : tb.steps) chunks += step.count;
+      INFO("rank " << gpu.id << " threadblock " << tb.id);
+      CHECK(chunks <= 4);
+    }
+  }
+}
+
+TEST_CASE("placement: the hierarchical allreduce fuses each chunk's hop between the levels",
+          "[compiler][placement]") {
+  // Each chunk on a channel of its own: its last receive inside the node and its send to the
+  // other node are one step, as in msccl-tools' file (critical path 10 there; 11 when the node's
+  // rings moved blocks of chunks on one channel).
+  CHECK(compile_placed("allreduce_hierarchical", 2, 4, dsl::Placement::Auto).critical_path == 9);
+  CHECK(compile_placed("allreduce_hierarchical", 2, 8, dsl::Placement::Auto).critical_path == 19);
+}

@@ -212,6 +212,22 @@ TEST_CASE("On NVSwitch machines all-pairs beats the ring on small calls and lose
   }
 }
 
+TEST_CASE("All-pairs with --chunks reduces side by side on large calls") {
+  // Chunk j's reductions start from another peer than chunk j+1's, so the threadblocks that
+  // received them reduce at once; one chain through them (as before) made --chunks no faster.
+  const predict::Topology topo = topology("a100-nvswitch");
+  for (const char* name : {"allreduce_allpairs", "reducescatter_allpairs"}) {
+    dsl::AlgorithmParams params;
+    params.ranks = 8;
+    params.protocol = ir::Protocol::LL;
+    const double whole = simulate(library_algorithm(name, params), topo, 256ull << 20);
+    params.chunks = 4;
+    const double split = simulate(library_algorithm(name, params), topo, 256ull << 20);
+    INFO(name << " at 256 MB: --chunks 1 " << whole << " us, --chunks 4 " << split << " us");
+    CHECK(split * 2 < whole);
+  }
+}
+
 TEST_CASE("Across nodes the hierarchical allreduce beats a flat ring on large calls") {
   const predict::Topology topo = topology("h100-nvswitch", 2);
   dsl::AlgorithmParams params;
