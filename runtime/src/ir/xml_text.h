@@ -66,6 +66,31 @@ inline std::string quote_value(std::string_view value) {
   return out;
 }
 
+// One character as XML text or attribute value: the five markup characters as their entities,
+// anything else as it is (control characters are the caller's policy).
+inline void append_markup_escaped(std::string& out, char c) {
+  switch (c) {
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    case '\'':
+      out += "&apos;";
+      break;
+    default:
+      out += c;
+      break;
+  }
+}
+
 // Escapes an attribute value: the five XML special characters, and control characters as
 // character references (a raw newline or tab would be read back as a space, a NUL cannot be
 // represented at all and is dropped).
@@ -80,26 +105,7 @@ inline void append_escaped(std::string& out, std::string_view value) {
       }
       continue;
     }
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += c;
-        break;
-    }
+    append_markup_escaped(out, c);
   }
 }
 

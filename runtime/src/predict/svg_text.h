@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "xml_text.h"
+
 namespace weft::predict::detail {
 
 // Text and attribute values alike. XML 1.0 cannot hold control characters other than white
@@ -14,28 +16,10 @@ inline std::string svg_escaped(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
-          out += '?';
-        } else {
-          out += c;
-        }
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+      out += '?';
+    } else {
+      ir::detail::append_markup_escaped(out, c);
     }
   }
   return out;
