@@ -12,7 +12,7 @@ if(NOT WEFT_ENABLE_CUDA STREQUAL "OFF")
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
     # CMake 3.25 does not know nvcc's C++20 flag (it refuses CUDA_STANDARD 20), so CUDA targets
-    # pass -std=c++20 themselves (runtime/src/gpu/CMakeLists.txt).
+    # pass -std=c++20 themselves (runtime/gpu/cuda/CMakeLists.txt).
     set(WEFT_HAVE_CUDA ON)
   elseif(WEFT_ENABLE_CUDA STREQUAL "ON")
     message(FATAL_ERROR "WEFT_ENABLE_CUDA=ON but no CUDA compiler was found")

@@ -39,21 +39,19 @@ install(RUNTIME_DEPENDENCY_SET weft_runtime_dependencies
   PRE_EXCLUDE_REGEXES ".*"
   DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
-# Public headers: those of the libraries above, and the generated weft/version.h. The GPU
-# runtime's C++ headers (weft/runtime/gpu/) are internal to it; its C API is weft/weft.h.
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/weft/runtime
-                  ${PROJECT_SOURCE_DIR}/dsl/include/weft/dsl
-                  ${PROJECT_SOURCE_DIR}/compiler/include/weft/compiler
-                  ${PROJECT_SOURCE_DIR}/examples/algorithms/include/weft/algorithms
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/weft
-        PATTERN gpu EXCLUDE)
+# Public headers: those each package library registered (weft_install_headers), and the
+# generated weft/version.h. Of the GPU runtime, the device program's headers (weft/gpu/, which
+# the predictor's use) and the C API (weft/weft.h) are installed; the communicator, the kernel
+# and the CUDA runtime are internal to it.
+get_property(WEFT_INSTALLED_HEADER_DIRS GLOBAL PROPERTY WEFT_INSTALLED_HEADER_DIRS)
+install(DIRECTORY ${WEFT_INSTALLED_HEADER_DIRS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/weft)
 install(FILES ${WEFT_GENERATED_INCLUDE_DIR}/weft/version.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/weft)
 set(WEFT_HAVE_C_API FALSE)
 if(TARGET weft_c_api)
   set(WEFT_HAVE_C_API TRUE)
   install(TARGETS weft_c_api EXPORT WeftTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-  install(FILES ${PROJECT_SOURCE_DIR}/runtime/include/weft/weft.h
+  install(FILES ${PROJECT_SOURCE_DIR}/runtime/gpu/cuda/include/weft/weft.h
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/weft)
 endif()
 
@@ -71,10 +69,12 @@ install(FILES ${PROJECT_BINARY_DIR}/package/WeftConfig.cmake
         DESTINATION ${WEFT_CMAKE_DIR})
 
 # pkg-config: weft-dsl (what a library of algorithms needs), weft-runtime (XML, validation, the
-# CPU reference executor), weft-compiler (everything a standalone program needs).
+# CPU reference executor), weft-compiler (everything a standalone program needs), weft-predict
+# (topologies, the simulator, NCCL's model), weft-tuning (bands, the tuner table, the tuning
+# loop).
 file(RELATIVE_PATH WEFT_PC_INCLUDEDIR /root/${CMAKE_INSTALL_LIBDIR}
      /root/${CMAKE_INSTALL_INCLUDEDIR})
-foreach(module IN ITEMS dsl runtime compiler)
+foreach(module IN ITEMS dsl runtime compiler predict tuning)
   configure_file(${CMAKE_CURRENT_LIST_DIR}/weft-${module}.pc.in
                  ${PROJECT_BINARY_DIR}/package/weft-${module}.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/package/weft-${module}.pc

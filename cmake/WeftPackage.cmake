@@ -22,5 +22,17 @@ function(weft_add_package_library target export_name)
     # Installed side by side: each finds the others (and fmt, where it is copied) beside itself.
     INSTALL_RPATH "$ORIGIN")
   target_include_directories(${target} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  # Its headers are C++20 (<=>, concepts, std::span): a user's target that links it compiles as
+  # C++20 at least, whatever its compiler's default.
+  target_compile_features(${target} PUBLIC cxx_std_20)
   set_property(GLOBAL APPEND PROPERTY WEFT_PACKAGE_TARGETS ${target})
+endfunction()
+
+# weft_install_headers(TARGET DIR): DIR (…/include/weft/<module>) holds TARGET's public headers;
+# they are installed as weft/<module>/ and each is compiled on its own against the install
+# (tests/install), so a header that forgets an include fails there.
+function(weft_install_headers target dir)
+  get_filename_component(module ${dir} NAME)
+  set_property(GLOBAL APPEND PROPERTY WEFT_INSTALLED_HEADER_DIRS "${dir}")
+  set_property(GLOBAL APPEND PROPERTY WEFT_INSTALLED_HEADER_MODULES "${module}")
 endfunction()

@@ -40,8 +40,8 @@ stage "4/6" "weftc verify $xml: every rank on the CPU reference executor, with i
 stage "5/6" "weftc info $xml: what it is and what it costs"
 "$weftc" info "$xml"
 
-perf=$build/runtime/src/gpu/weft-perf/weft-perf
-if [ "$gpu" = yes ] && [ -f "$build/runtime/src/gpu/libweft_gpu.a" ]; then
+perf=$build/runtime/tools/weft-perf/weft-perf
+if [ "$gpu" = yes ] && [ -f "$build/runtime/gpu/cuda/libweft_gpu.a" ]; then
   stage "6/6" "weft-perf: $ranks ranks emulated on one GPU, results checked"
   "$perf" --ranks "$ranks" --xml "$xml" -b 1K -e 64M -f 4 -c 1
 else

@@ -261,7 +261,7 @@ if ! cmake --build "$build" -j "$jobs" --target "${targets[@]}" > "$work/build.l
   finish 1
 fi
 note "DONE build of ${targets[*]} in $(( $(date +%s) - build_started )) s with -j $jobs"
-perf="$build/runtime/src/gpu/weft-perf/weft-perf"
+perf="$build/runtime/tools/weft-perf/weft-perf"
 
 # ---- tests --------------------------------------------------------------------------------------
 if begin tests; then

@@ -14,9 +14,9 @@
 #include "weft/compiler/compiler.h"
 #include "weft/compiler/error.h"
 #include "weft/dsl/dsl.h"
-#include "weft/runtime/analysis.h"
-#include "weft/runtime/validate.h"
-#include "weft/runtime/xml.h"
+#include "weft/ir/analysis.h"
+#include "weft/ir/validate.h"
+#include "weft/ir/xml.h"
 #include "weft/version.h"
 
 namespace py = pybind11;

@@ -18,8 +18,8 @@
 #include "weft/compiler/replicate.h"
 #include "weft/compiler/schedule.h"
 #include "weft/dsl/postcondition.h"
-#include "weft/runtime/validate.h"
-#include "weft/runtime/xml.h"
+#include "weft/ir/validate.h"
+#include "weft/ir/xml.h"
 
 namespace weft::compiler {
 

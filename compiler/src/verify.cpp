@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "weft/compiler/replicate.h"
-#include "weft/runtime/cpu_executor.h"
+#include "weft/cpu/cpu_executor.h"
 
 namespace weft::compiler {
 

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "weft/dsl/error.h"
-#include "weft/runtime/validate.h"
+#include "weft/ir/validate.h"
 
 namespace weft::dsl {
 

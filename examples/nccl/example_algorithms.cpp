@@ -12,11 +12,11 @@
 
 #include <fmt/format.h>
 
-#include "weft/runtime/collective_spec.h"
-#include "weft/runtime/cpu_executor.h"
-#include "weft/runtime/ir.h"
-#include "weft/runtime/validate.h"
-#include "weft/runtime/xml.h"
+#include "weft/ir/collective_spec.h"
+#include "weft/cpu/cpu_executor.h"
+#include "weft/ir/ir.h"
+#include "weft/ir/validate.h"
+#include "weft/ir/xml.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "weft/runtime/validate.h"
+#include "weft/ir/validate.h"
 
 namespace weft::plugin {
 

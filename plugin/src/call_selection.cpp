@@ -4,14 +4,14 @@
 
 #include <fmt/format.h>
 
-#include "weft/runtime/geometry.h"
-#include "weft/runtime/types.h"
+#include "weft/ir/geometry.h"
+#include "weft/ir/types.h"
 
 namespace weft::plugin {
 
 namespace {
 
-// NCCL's ncclDataType_t values 0..9 are Weft's DataType values (weft/runtime/types.h says so);
+// NCCL's ncclDataType_t values 0..9 are Weft's DataType values (weft/ir/types.h says so);
 // 10 and 11 are fp8 types the runtime does not have.
 constexpr int kWeftTypeCount = 10;
 constexpr int kWeftOpCount = 5;

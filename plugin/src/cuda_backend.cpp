@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "weft/runtime/gpu/communicator.h"
-#include "weft/runtime/gpu/options.h"
-#include "weft/runtime/gpu/transport.h"
+#include "weft/gpu/communicator.h"
+#include "weft/gpu/options.h"
+#include "weft/gpu/transport.h"
 #include "weft_backend.h"
 
 namespace weft::plugin {

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "weft/plugin/standalone_id.h"
-#include "weft/runtime/nccl_version.h"
+#include "weft/ir/nccl_version.h"
 #include "weft/version.h"
 
 namespace weft::plugin {

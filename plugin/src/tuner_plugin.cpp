@@ -10,9 +10,19 @@
 #include <fmt/format.h>
 
 #include "tuner_abi.h"
-#include "weft/plugin/tuner_config.h"
+#include "weft/tuning/tuner_config.h"
 
 namespace weft::plugin {
+
+using tuning::apply_tuner_rules;
+using tuning::read_tuner_config;
+using tuning::tuner_algorithm_name;
+using tuning::tuner_collective_name;
+using tuning::tuner_protocol_name;
+using tuning::TunerConfig;
+using tuning::TunerQuery;
+using tuning::TunerRule;
+
 namespace {
 
 // One per communicator (NCCL calls init once per communicator).

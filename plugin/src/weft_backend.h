@@ -10,10 +10,10 @@
 
 #include "nccl_functions.h"
 #include "weft/plugin/call_selection.h"
-#include "weft/runtime/gpu/bootstrap.h"
-#include "weft/runtime/gpu/selection.h"
-#include "weft/runtime/gpu/status.h"
-#include "weft/runtime/ir.h"
+#include "weft/gpu/bootstrap.h"
+#include "weft/gpu/selection.h"
+#include "weft/gpu/status.h"
+#include "weft/ir/ir.h"
 
 namespace weft::plugin {
 

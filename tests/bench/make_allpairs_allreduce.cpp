@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "weft/runtime/ir.h"
-#include "weft/runtime/xml.h"
+#include "weft/ir/ir.h"
+#include "weft/ir/xml.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include "weft/compiler/data_chains.h"
 #include "weft/compiler/fuse.h"
 #include "weft/compiler/lower.h"
-#include "weft/runtime/analysis.h"
+#include "weft/ir/analysis.h"
 
 using namespace weft;
 

@@ -6,7 +6,7 @@
 
 #include "weft/compiler/compiler.h"
 #include "weft/dsl/dsl.h"
-#include "weft/runtime/ir.h"
+#include "weft/ir/ir.h"
 
 namespace weft::test {
 

@@ -7,7 +7,7 @@
 #include "compiler_test_support.h"
 #include "weft/algorithms/library.h"
 #include "weft/compiler/replicate.h"
-#include "weft/runtime/analysis.h"
+#include "weft/ir/analysis.h"
 
 using namespace weft;
 

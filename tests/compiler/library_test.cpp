@@ -7,7 +7,7 @@
 
 #include "compiler_test_support.h"
 #include "weft/algorithms/library.h"
-#include "weft/runtime/validate.h"
+#include "weft/ir/validate.h"
 
 using namespace weft;
 

@@ -9,8 +9,8 @@
 
 #include "compiler_test_support.h"
 #include "weft/algorithms/library.h"
-#include "weft/runtime/validate.h"
-#include "weft/runtime/xml.h"
+#include "weft/ir/validate.h"
+#include "weft/ir/xml.h"
 
 using namespace weft;
 

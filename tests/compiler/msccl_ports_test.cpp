@@ -6,7 +6,7 @@
 
 #include "compiler_test_support.h"
 #include "weft/algorithms/msccl_ports.h"
-#include "weft/runtime/analysis.h"
+#include "weft/ir/analysis.h"
 
 using namespace weft;
 

@@ -6,8 +6,8 @@
 #include <filesystem>
 
 #include "compiler_test_support.h"
-#include "weft/runtime/validate.h"
-#include "weft/runtime/xml.h"
+#include "weft/ir/validate.h"
+#include "weft/ir/xml.h"
 
 using namespace weft;
 

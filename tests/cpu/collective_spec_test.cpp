@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "weft/runtime/collective_spec.h"
+#include "weft/ir/collective_spec.h"
 
 namespace weft {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "cpu_test_algorithms.h"
 #include "cpu_test_support.h"
-#include "weft/runtime/verify.h"
+#include "weft/cpu/verify.h"
 
 namespace weft::cpu {
 namespace {

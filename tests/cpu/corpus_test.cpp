@@ -9,8 +9,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "weft/runtime/validate.h"
-#include "weft/runtime/verify.h"
+#include "weft/ir/validate.h"
+#include "weft/cpu/verify.h"
 
 namespace weft::cpu {
 namespace {

@@ -10,9 +10,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "weft/runtime/cpu_executor.h"
-#include "weft/runtime/validate.h"
-#include "weft/runtime/xml.h"
+#include "weft/cpu/cpu_executor.h"
+#include "weft/ir/validate.h"
+#include "weft/ir/xml.h"
 
 namespace weft::cpu::testing {
 

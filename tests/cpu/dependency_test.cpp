@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "cpu_test_support.h"
-#include "weft/runtime/verify.h"
+#include "weft/cpu/verify.h"
 
 namespace weft::cpu {
 namespace {

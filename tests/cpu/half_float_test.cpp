@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "../../runtime/src/cpu/half_float.h"
+#include "weft/ir/half_float.h"
 
 namespace weft::cpu {
 namespace {

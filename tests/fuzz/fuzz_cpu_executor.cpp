@@ -7,11 +7,11 @@
 #include <string>
 #include <string_view>
 
-#include "weft/runtime/collective_spec.h"
-#include "weft/runtime/cpu_executor.h"
-#include "weft/runtime/geometry.h"
-#include "weft/runtime/validate.h"
-#include "weft/runtime/xml.h"
+#include "weft/ir/collective_spec.h"
+#include "weft/cpu/cpu_executor.h"
+#include "weft/ir/geometry.h"
+#include "weft/ir/validate.h"
+#include "weft/ir/xml.h"
 
 namespace {
 

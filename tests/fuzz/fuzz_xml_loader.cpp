@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-#include "weft/runtime/analysis.h"
-#include "weft/runtime/validate.h"
-#include "weft/runtime/xml.h"
+#include "weft/ir/analysis.h"
+#include "weft/ir/validate.h"
+#include "weft/ir/xml.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gpu_test_support.h"
-#include "weft/runtime/xml.h"
+#include "weft/ir/xml.h"
 #include "weft/weft.h"
 
 namespace weft::gpu::testing {

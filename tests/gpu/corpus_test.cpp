@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "gpu_test_support.h"
-#include "weft/runtime/validate.h"
+#include "weft/ir/validate.h"
 
 namespace weft::gpu::testing {
 namespace {

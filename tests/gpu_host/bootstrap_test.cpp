@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "weft/runtime/gpu/bootstrap.h"
+#include "weft/gpu/bootstrap.h"
 
 namespace weft::gpu {
 namespace {

@@ -5,12 +5,12 @@
 
 #include <filesystem>
 
-#include "launch_plan.h"
-#include "weft/runtime/geometry.h"
-#include "weft/runtime/gpu/call_plan.h"
-#include "weft/runtime/gpu/connection_layout.h"
-#include "weft/runtime/gpu/device_program.h"
-#include "weft/runtime/validate.h"
+#include "weft/gpu/launch_plan.h"
+#include "weft/ir/geometry.h"
+#include "weft/gpu/call_plan.h"
+#include "weft/gpu/connection_layout.h"
+#include "weft/gpu/device_program.h"
+#include "weft/ir/validate.h"
 
 namespace weft::gpu {
 namespace {

@@ -6,9 +6,9 @@
 #include <set>
 
 #include "builtin_algorithms.h"
-#include "launch_plan.h"
-#include "weft/runtime/gpu/connection_layout.h"
-#include "weft/runtime/gpu/device_program.h"
+#include "weft/gpu/launch_plan.h"
+#include "weft/gpu/connection_layout.h"
+#include "weft/gpu/device_program.h"
 
 namespace weft::gpu::testing {
 namespace {

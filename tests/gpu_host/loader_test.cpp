@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include "builtin_algorithms.h"
-#include "weft/runtime/gpu/device_program.h"
-#include "weft/runtime/validate.h"
+#include "weft/gpu/device_program.h"
+#include "weft/ir/validate.h"
 
 namespace weft::gpu::testing {
 namespace {

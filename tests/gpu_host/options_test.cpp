@@ -4,7 +4,7 @@
 #include <map>
 #include <string>
 
-#include "weft/runtime/gpu/options.h"
+#include "weft/gpu/options.h"
 
 namespace weft::gpu {
 namespace {

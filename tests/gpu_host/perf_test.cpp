@@ -9,7 +9,7 @@
 #include "perf_options.h"
 #include "perf_report.h"
 #include "reference.h"
-#include "weft/runtime/collective_spec.h"
+#include "weft/ir/collective_spec.h"
 
 namespace weft::perf {
 namespace {

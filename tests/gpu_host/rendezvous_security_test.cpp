@@ -11,8 +11,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "socket.h"
-#include "weft/runtime/gpu/bootstrap.h"
+#include "weft/gpu/socket.h"
+#include "weft/gpu/bootstrap.h"
 
 namespace weft::gpu {
 namespace {

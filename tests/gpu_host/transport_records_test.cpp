@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "transport_records.h"
+#include "weft/gpu/transport_records.h"
 
 namespace weft::gpu {
 namespace {

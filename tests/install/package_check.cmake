@@ -1,5 +1,5 @@
 # Weft as a package, as a user outside its tree uses it: install the build into PREFIX, build
-# examples/algorithms/user (a CMake project of its own) against the install with find_package(Weft),
+# examples/user-algorithms (a CMake project of its own) against the install with find_package(Weft),
 # load its library into the installed weftc, compile and prove its algorithm, and run its
 # standalone program; then the same library built by hand with pkg-config; and where CUDA was
 # built, a C program against Weft::weft.
@@ -32,8 +32,8 @@ set(user_flags "")
 if(SANITIZE_FLAGS)
   set(user_flags "-DCMAKE_CXX_FLAGS=${SANITIZE_FLAGS}" "-DCMAKE_C_FLAGS=${SANITIZE_FLAGS}")
 endif()
-run("configuring examples/algorithms/user against the install"
-    "${CMAKE_COMMAND}" -S "${SOURCE_DIR}/examples/algorithms/user" -B "${WORK}/user" -G "${GENERATOR}"
+run("configuring examples/user-algorithms against the install"
+    "${CMAKE_COMMAND}" -S "${SOURCE_DIR}/examples/user-algorithms" -B "${WORK}/user" -G "${GENERATOR}"
     "-DCMAKE_CXX_COMPILER=${CXX}" "-DCMAKE_PREFIX_PATH=${PREFIX}" -DCMAKE_BUILD_TYPE=Release
     -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF ${user_flags})
 if(NOT run_output MATCHES "Configuring done")
@@ -83,7 +83,7 @@ string(STRIP "${run_output}" pc_flags)
 separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
 separate_arguments(sanitize UNIX_COMMAND "${SANITIZE_FLAGS}")
 run("building the user's library with pkg-config flags" "${CXX}" -std=c++20 -shared -fPIC ${sanitize}
-    "${SOURCE_DIR}/examples/algorithms/user/my_algorithms.cpp" -o "${WORK}/libmine.so" ${pc_flags})
+    "${SOURCE_DIR}/examples/user-algorithms/my_algorithms.cpp" -o "${WORK}/libmine.so" ${pc_flags})
 run("weftc list --load (the pkg-config build)" "${weftc}" list --load "${WORK}/libmine.so")
 if(NOT run_output MATCHES "my_allgather_reverse_ring")
   message(FATAL_ERROR "weftc list --load did not show the library's algorithm:\n${run_output}")

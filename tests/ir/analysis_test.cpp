@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include "ir_test_support.h"
-#include "weft/runtime/analysis.h"
-#include "weft/runtime/validate.h"
+#include "weft/ir/analysis.h"
+#include "weft/ir/validate.h"
 
 using namespace weft;
 using namespace weft::ir;

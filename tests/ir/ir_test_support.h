@@ -13,8 +13,8 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
-#include "weft/runtime/diagnostics.h"
-#include "weft/runtime/ir.h"
+#include "weft/ir/diagnostics.h"
+#include "weft/ir/ir.h"
 
 namespace weft::ir::testing {
 

@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include "ir_test_support.h"
-#include "weft/runtime/validate.h"
-#include "weft/runtime/xml.h"
+#include "weft/ir/validate.h"
+#include "weft/ir/xml.h"
 
 using namespace weft;
 using namespace weft::ir;

@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "kernel_host_support.h"
-#include "weft/runtime/validate.h"
-#include "weft/runtime/xml.h"
+#include "weft/ir/validate.h"
+#include "weft/ir/xml.h"
 
 namespace weft::gpu::testing {
 namespace {

@@ -8,9 +8,9 @@
 #include <memory>
 #include <optional>
 
-#include "kernel/device_abi.h"
-#include "weft/runtime/gpu/device_runtime.h"
-#include "weft/runtime/gpu/transport.h"
+#include "weft/gpu/device_abi.h"
+#include "weft/gpu/device_runtime.h"
+#include "weft/gpu/transport.h"
 
 namespace weft::gpu::testing {
 

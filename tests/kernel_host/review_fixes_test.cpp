@@ -8,7 +8,7 @@
 
 #include "kernel_host_support.h"
 #include "recording.h"
-#include "weft/runtime/validate.h"
+#include "weft/ir/validate.h"
 
 namespace weft::gpu::testing {
 namespace {

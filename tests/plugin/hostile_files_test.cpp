@@ -12,8 +12,8 @@
 #include "plugin_test_support.h"
 #include "weft/plugin/algorithm_catalog.h"
 #include "weft/plugin/debug_log.h"
-#include "weft/plugin/tuner_config.h"
-#include "weft/runtime/text_file.h"
+#include "weft/tuning/tuner_config.h"
+#include "weft/ir/text_file.h"
 
 namespace {
 
@@ -123,7 +123,7 @@ TEST_CASE("hostile files: WEFT_TUNER_CONFIG that is a FIFO, a device, a folder o
            {"/dev/zero", "is a character device, not a regular file"},
            {dir.path().string(), "is a directory, not a regular file"},
            {sparse_file(dir, "big.csv", std::uint64_t{1} << 30), "more than the 4194304"}}) {
-    const weft::plugin::TunerConfig config = weft::plugin::read_tuner_config(path);
+    const weft::tuning::TunerConfig config = weft::tuning::read_tuner_config(path);
     CHECK(config.rules.empty());
     REQUIRE(config.problems.size() == 1);
     CHECK(config.problems[0].find(path + ": cannot be read (") == 0);
@@ -135,13 +135,13 @@ TEST_CASE("hostile files: WEFT_TUNER_CONFIG that is a FIFO, a device, a folder o
 
 TEST_CASE("hostile files: a tuner table that yields no rule says so; a BOM is not a rule's") {
   TempDir dir;
-  const weft::plugin::TunerConfig empty =
-      weft::plugin::read_tuner_config(dir.write("empty.csv", "# nothing yet\n"));
+  const weft::tuning::TunerConfig empty =
+      weft::tuning::read_tuner_config(dir.write("empty.csv", "# nothing yet\n"));
   REQUIRE(empty.problems.size() == 1);
   CHECK(empty.problems[0].find("no rule could be read from it") != std::string::npos);
 
-  const weft::plugin::TunerConfig bom =
-      weft::plugin::read_tuner_config(dir.write("bom.csv",
+  const weft::tuning::TunerConfig bom =
+      weft::tuning::read_tuner_config(dir.write("bom.csv",
                                                 "\xEF\xBB\xBF"
                                                 "allreduce,0,65536,tree,ll,4,1,-1\n"));
   INFO(fmt::format("{}", fmt::join(bom.problems, "\n")));

@@ -13,7 +13,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "weft/runtime/ir.h"
+#include "weft/ir/ir.h"
 
 namespace weft::plugin::testing {
 

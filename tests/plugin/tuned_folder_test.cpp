@@ -16,7 +16,7 @@
 
 #include "weft/plugin/algorithm_catalog.h"
 #include "weft/plugin/call_selection.h"
-#include "weft/plugin/tuner_config.h"
+#include "weft/tuning/tuner_config.h"
 
 extern char** environ;
 

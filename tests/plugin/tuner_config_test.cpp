@@ -3,13 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include "plugin_test_support.h"
-#include "weft/plugin/tuner_config.h"
+#include "weft/tuning/tuner_config.h"
 
 namespace {
 
-using weft::plugin::apply_tuner_rules;
-using weft::plugin::parse_tuner_config;
-using weft::plugin::TunerQuery;
+using weft::tuning::apply_tuner_rules;
+using weft::tuning::parse_tuner_config;
+using weft::tuning::TunerQuery;
 
 constexpr int kAllReduce = 4;  // ncclFunc_t
 constexpr int kAllGather = 2;
@@ -130,7 +130,7 @@ TEST_CASE("tuner config: no matching rule changes nothing") {
 }
 
 TEST_CASE("tuner config: a missing file is one problem and no rules") {
-  const auto config = weft::plugin::read_tuner_config("/nonexistent/weft-tuner.csv");
+  const auto config = weft::tuning::read_tuner_config("/nonexistent/weft-tuner.csv");
   CHECK(config.rules.empty());
   REQUIRE(config.problems.size() == 1);
   CHECK(config.problems[0].find("/nonexistent/weft-tuner.csv") != std::string::npos);

@@ -1,9 +1,9 @@
 // Cost parameters: NCCL-calibrated defaults, the text form both ways, errors, link overrides.
 #include <catch2/catch.hpp>
 
-#include "weft/runtime/predict/cost_parameters.h"
-#include "weft/runtime/predict/nccl_model.h"
-#include "weft/runtime/predict/topology.h"
+#include "weft/predict/cost_parameters.h"
+#include "weft/predict/nccl_model.h"
+#include "weft/predict/topology.h"
 
 using namespace weft::predict;
 using weft::Diagnostics;

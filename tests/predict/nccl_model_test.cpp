@@ -5,8 +5,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "weft/runtime/predict/nccl_model.h"
-#include "weft/runtime/predict/topology.h"
+#include "weft/predict/nccl_model.h"
+#include "weft/predict/topology.h"
 
 using namespace weft::predict;
 using weft::ir::Collective;

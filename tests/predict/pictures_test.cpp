@@ -1,4 +1,4 @@
-// The pictures of a run and of an IR (weft/runtime/predict/pictures.h), on inputs made by hand so
+// The pictures of a run and of an IR (weft/predict/pictures.h), on inputs made by hand so
 // that every count is known: the SVG parses as XML and has a bar per step record and an arrow
 // per message; the trace parses as JSON and its flows pair up; the DOT has the edges the IR
 // implies.
@@ -15,7 +15,7 @@
 #include <catch2/catch.hpp>
 #include <pugixml.hpp>
 
-#include "weft/runtime/predict/pictures.h"
+#include "weft/predict/pictures.h"
 
 using namespace weft;
 using namespace weft::predict;

@@ -4,8 +4,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "weft/runtime/predict/presets.h"
-#include "weft/runtime/predict/topology.h"
+#include "weft/predict/presets.h"
+#include "weft/predict/topology.h"
 
 using namespace weft::predict;
 

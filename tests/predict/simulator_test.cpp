@@ -12,9 +12,9 @@
 #include "weft/algorithms/library.h"
 #include "weft/compiler/compiler.h"
 #include "weft/dsl/registry.h"
-#include "weft/runtime/predict/nccl_model.h"
-#include "weft/runtime/predict/simulator.h"
-#include "weft/runtime/predict/topology.h"
+#include "weft/predict/nccl_model.h"
+#include "weft/predict/simulator.h"
+#include "weft/predict/topology.h"
 
 namespace {
 

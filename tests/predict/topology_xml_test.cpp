@@ -9,8 +9,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "weft/runtime/predict/topology.h"
-#include "weft/runtime/predict/topology_xml.h"
+#include "weft/predict/topology.h"
+#include "weft/predict/topology_xml.h"
 
 using namespace weft::predict;
 using weft::Diagnostics;

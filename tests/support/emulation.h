@@ -13,11 +13,11 @@
 #include "device_call.h"
 #include "perf_device.h"
 #include "reference.h"
-#include "weft/runtime/collective_spec.h"
-#include "weft/runtime/cpu_executor.h"
-#include "weft/runtime/geometry.h"
-#include "weft/runtime/gpu/communicator.h"
-#include "weft/runtime/validate.h"
+#include "weft/ir/collective_spec.h"
+#include "weft/cpu/cpu_executor.h"
+#include "weft/ir/geometry.h"
+#include "weft/gpu/communicator.h"
+#include "weft/ir/validate.h"
 
 namespace weft::gpu::testing {
 

@@ -16,8 +16,8 @@
 
 #include "commands.h"
 #include "load.h"
-#include "weft/runtime/predict/pictures.h"
-#include "weft/runtime/text_file.h"
+#include "weft/predict/pictures.h"
+#include "weft/ir/text_file.h"
 
 extern char** environ;  // POSIX: the environment posix_spawnp hands on to `dot`
 

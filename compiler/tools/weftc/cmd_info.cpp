@@ -6,7 +6,7 @@
 
 #include "commands.h"
 #include "load.h"
-#include "weft/runtime/analysis.h"
+#include "weft/ir/analysis.h"
 
 namespace weft::weftc {
 namespace {

@@ -10,12 +10,12 @@
 #include "commands.h"
 #include "load.h"
 #include "predict_options.h"
-#include "weft/runtime/gpu/options.h"
-#include "weft/runtime/predict/nccl_model.h"
-#include "weft/runtime/predict/pictures.h"
-#include "weft/runtime/predict/simulator.h"
-#include "weft/runtime/text_file.h"
-#include "weft/runtime/types.h"
+#include "weft/gpu/options.h"
+#include "weft/predict/nccl_model.h"
+#include "weft/predict/pictures.h"
+#include "weft/predict/simulator.h"
+#include "weft/ir/text_file.h"
+#include "weft/ir/types.h"
 
 namespace weft::weftc {
 namespace {

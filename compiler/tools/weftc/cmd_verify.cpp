@@ -8,10 +8,10 @@
 
 #include "commands.h"
 #include "load.h"
-#include "weft/runtime/collective_spec.h"
-#include "weft/runtime/cpu_executor.h"
-#include "weft/runtime/geometry.h"
-#include "weft/runtime/verify.h"
+#include "weft/ir/collective_spec.h"
+#include "weft/cpu/cpu_executor.h"
+#include "weft/ir/geometry.h"
+#include "weft/cpu/verify.h"
 
 namespace weft::weftc {
 namespace {

@@ -5,8 +5,8 @@
 #include <optional>
 #include <string>
 
-#include "weft/runtime/ir.h"
-#include "weft/runtime/validate.h"
+#include "weft/ir/ir.h"
+#include "weft/ir/validate.h"
 
 #include <CLI/CLI.hpp>
 

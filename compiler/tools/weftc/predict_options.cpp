@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "weft/runtime/gpu/options.h"
-#include "weft/runtime/predict/cost_parameters.h"
-#include "weft/runtime/xml.h"
+#include "weft/gpu/options.h"
+#include "weft/predict/cost_parameters.h"
+#include "weft/ir/xml.h"
 
 namespace weft::weftc {
 

@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "weft/runtime/predict/topology.h"
+#include "weft/predict/topology.h"
 
 namespace weft::weftc {
 

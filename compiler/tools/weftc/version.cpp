@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "weft/runtime/nccl_version.h"
+#include "weft/ir/nccl_version.h"
 #include "weft/version.h"
 
 namespace weft::weftc {

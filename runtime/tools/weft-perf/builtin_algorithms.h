@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "weft/runtime/ir.h"
+#include "weft/ir/ir.h"
 
 namespace weft::perf {
 

@@ -20,12 +20,12 @@
 #include "perf_device.h"
 #include "perf_options.h"
 #include "perf_report.h"
-#include "weft/runtime/collective_spec.h"
-#include "weft/runtime/cpu_executor.h"
-#include "weft/runtime/gpu/call_plan.h"
-#include "weft/runtime/gpu/communicator.h"
-#include "weft/runtime/gpu/device_program.h"
-#include "weft/runtime/validate.h"
+#include "weft/ir/collective_spec.h"
+#include "weft/cpu/cpu_executor.h"
+#include "weft/gpu/call_plan.h"
+#include "weft/gpu/communicator.h"
+#include "weft/gpu/device_program.h"
+#include "weft/ir/validate.h"
 
 namespace weft::perf {
 namespace {

@@ -9,8 +9,8 @@
 #include <span>
 #include <string>
 
-#include "weft/runtime/gpu/device_runtime.h"
-#include "weft/runtime/gpu/status.h"
+#include "weft/gpu/device_runtime.h"
+#include "weft/gpu/status.h"
 
 namespace weft::perf {
 

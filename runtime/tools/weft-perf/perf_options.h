@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "weft/runtime/gpu/status.h"
-#include "weft/runtime/ir.h"
-#include "weft/runtime/types.h"
+#include "weft/gpu/status.h"
+#include "weft/ir/ir.h"
+#include "weft/ir/types.h"
 
 namespace weft::perf {
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "weft/runtime/ir.h"
-#include "weft/runtime/types.h"
+#include "weft/ir/ir.h"
+#include "weft/ir/types.h"
 
 namespace weft::perf {
 

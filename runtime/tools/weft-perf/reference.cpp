@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "weft/runtime/geometry.h"
+#include "weft/ir/geometry.h"
 
 namespace weft::perf {
 

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "shim_test_support.h"
-#include "weft/runtime/nccl_version.h"
+#include "weft/ir/nccl_version.h"
 #include "weft/version.h"
 
 namespace {

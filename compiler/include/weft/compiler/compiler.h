@@ -17,8 +17,8 @@
 #include "weft/compiler/fuse.h"
 #include "weft/compiler/verify.h"
 #include "weft/dsl/program.h"
-#include "weft/runtime/ir.h"
-#include "weft/runtime/verify.h"
+#include "weft/ir/ir.h"
+#include "weft/cpu/verify.h"
 
 namespace weft::compiler {
 

@@ -8,7 +8,7 @@
 #include "weft/compiler/assign.h"
 #include "weft/compiler/instruction_dag.h"
 #include "weft/compiler/schedule.h"
-#include "weft/runtime/ir.h"
+#include "weft/ir/ir.h"
 
 namespace weft::compiler {
 

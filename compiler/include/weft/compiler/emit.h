@@ -4,9 +4,9 @@
 #pragma once
 
 #include "weft/dsl/program.h"
-#include "weft/runtime/diagnostics.h"
-#include "weft/runtime/ir.h"
-#include "weft/runtime/validate.h"
+#include "weft/ir/diagnostics.h"
+#include "weft/ir/ir.h"
+#include "weft/ir/validate.h"
 
 namespace weft::compiler {
 

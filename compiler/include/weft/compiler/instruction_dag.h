@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "weft/dsl/program.h"
-#include "weft/runtime/ir.h"
+#include "weft/ir/ir.h"
 
 namespace weft::compiler {
 

@@ -18,7 +18,7 @@
 #include "weft/compiler/instruction_dag.h"
 #include "weft/dsl/options.h"
 #include "weft/dsl/program.h"
-#include "weft/runtime/ir.h"
+#include "weft/ir/ir.h"
 
 namespace weft::compiler {
 

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "weft/dsl/program.h"
-#include "weft/runtime/collective_spec.h"
-#include "weft/runtime/ir.h"
-#include "weft/runtime/verify.h"
+#include "weft/ir/collective_spec.h"
+#include "weft/ir/ir.h"
+#include "weft/cpu/verify.h"
 
 namespace weft::compiler {
 

@@ -1,9 +1,10 @@
 // `weftc tune --topology T --collective C (--ranks N | --nodes A --gpus-per-node B) -o DIR`:
-// compiles the library's candidates for the collective (protocols × instances × channels) and
-// the given files, predicts each on the topology over the size range, and writes DIR for
-// WEFT_ALGO_DIR (the winners, each with its minBytes/maxBytes band), DIR/tuner.csv for
-// WEFT_TUNER_CONFIG (where NCCL's own algorithms win), DIR/bands.csv (the choice per band, for
-// scripts and tests) and DIR/report.md + report.svg (DESIGN.md §7).
+// compiles and proves the library's candidates for the collective (protocols × instances ×
+// channels) and takes the given files; the tuning library (weft/tuning/tune.h) predicts each on
+// the topology over the size range and writes DIR for WEFT_ALGO_DIR (the winners, each with its
+// minBytes/maxBytes band), DIR/tuner.csv for WEFT_TUNER_CONFIG (where NCCL's own algorithms
+// win), DIR/bands.csv (the choice per band, for scripts and tests) and DIR/report.md +
+// report.svg (docs/architecture.md §7).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -18,15 +19,12 @@
 
 #include "../commands.h"
 #include "../load.h"
-#include "../nccl_contenders.h"
 #include "../predict_options.h"
 #include "algorithms.h"
 #include "weft/compiler/compiler.h"
 #include "weft/dsl/error.h"
-#include "weft/runtime/predict/simulator.h"
-#include "weft/runtime/predict/tuning.h"
-#include "weft/runtime/text_file.h"
-#include "weft/runtime/xml.h"
+#include "weft/ir/xml.h"
+#include "weft/tuning/tune.h"
 
 namespace weft::weftc {
 
@@ -52,10 +50,7 @@ struct TuneArgs {
   std::string output;
 };
 
-struct Candidate {
-  std::string name;
-  ir::Algorithm algorithm;
-};
+using tuning::Candidate;
 
 // The library's algorithms of the collective in every variant the arguments ask for, compiled
 // and proved (1 seed per case: race freedom, which the first seed decides, makes the result
@@ -113,56 +108,6 @@ void library_candidates(const TuneArgs& args, const KnownAlgorithms& known, int 
   }
 }
 
-bool prepare_output(const TuneArgs& args) {
-  std::error_code ec;
-  const fs::path dir(args.output);
-  if (fs::exists(dir, ec)) {
-    if (!fs::is_directory(dir, ec)) {
-      fmt::print(stderr, "weftc tune: {}: exists and is not a folder\n", args.output);
-      return false;
-    }
-    // Other files are left alone: the shim reads only *.xml.
-    std::vector<fs::path> ours;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      const fs::path& p = entry.path();
-      const std::string file = p.filename().string();
-      if (p.extension() == ".xml" || file == "tuner.csv" || file == "bands.csv" ||
-          file == "report.md" || file == "report.svg") {
-        ours.push_back(p);
-      }
-    }
-    if (!ours.empty() && !args.force) {
-      fmt::print(stderr,
-                 "weftc tune: {}: already holds algorithm files or a tuning; --force replaces "
-                 "them (a stale XML there would still be loaded by WEFT_ALGO_DIR)\n",
-                 args.output);
-      return false;
-    }
-    for (const fs::path& p : ours) fs::remove(p, ec);
-  } else if (!fs::create_directories(dir, ec)) {
-    fmt::print(stderr, "weftc tune: {}: cannot create the folder: {}\n", args.output, ec.message());
-    return false;
-  }
-  return true;
-}
-
-bool write_text(const fs::path& path, const std::string& text) {
-  std::string error;
-  if (ir::write_text_file(path.string(), text, &error)) return true;
-  fmt::print(stderr, "weftc tune: {}\n", error);
-  return false;
-}
-
-std::string file_stem(const std::string& name) {
-  std::string out;
-  for (char ch : name) {
-    const bool plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                       (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
-    out += plain ? ch : '_';
-  }
-  return out;
-}
-
 int tune(const TuneArgs& args) {
   const auto started = std::chrono::steady_clock::now();
   const auto collective = ir::parse_collective(args.collective);
@@ -199,7 +144,10 @@ int tune(const TuneArgs& args) {
   const int nodes = topology->nodes();
   const int gpus_per_node = topology->gpus_per_node();
   const int ranks = topology->ranks();
-  if (!prepare_output(args)) return kBadInput;
+  if (const auto problem = tuning::prepare_folder(args.output, args.force)) {
+    fmt::print(stderr, "weftc tune: {}\n", *problem);
+    return kBadInput;
+  }
 
   std::vector<Candidate> candidates;
   std::vector<std::string> rejected;
@@ -221,92 +169,29 @@ int tune(const TuneArgs& args) {
   const double compiled_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-  std::vector<predict::Contender> contenders;
-  for (const Candidate& candidate : candidates) {
-    predict::Contender c;
-    c.name = candidate.name;
-    c.protocol = candidate.algorithm.protocol;
-    const predict::Simulator simulator(candidate.algorithm, *topology);
-    predict::SimulationOptions options;
-    options.in_place = args.in_place;
-    for (const std::uint64_t bytes : sizes) {
-      options.bytes = bytes;
-      const predict::SimulationResult r = simulator.run(options);
-      c.time_us.push_back(r.ok() ? r.time_us : predict::kNotApplicable);
-    }
-    contenders.push_back(std::move(c));
-  }
-  if (!args.no_nccl) {
-    for (predict::Contender& c : nccl_contenders(*topology, *collective, sizes)) {
-      contenders.push_back(std::move(c));
-    }
-  }
-  if (contenders.empty()) {
+  tuning::TuneRequest request;
+  request.collective = *collective;
+  request.sizes = sizes;
+  request.in_place = args.in_place;
+  request.with_nccl = !args.no_nccl;
+  request.rejected = rejected;
+  tuning::Tuning result = tuning::tune(candidates, *topology, request);
+  if (result.contenders.empty()) {
     fmt::print(stderr, "weftc tune: no candidate for {} on {} ranks{}\n", args.collective, ranks,
                rejected.empty() ? "" : " (see the reasons above)");
     for (const std::string& why : rejected) fmt::print(stderr, "  {}\n", why);
     return kFailed;
   }
-  const std::vector<predict::Band> bands = predict::choose_bands(sizes, contenders);
-
-  // The winners' files, each carrying its band.
-  predict::ReportInfo info;
-  info.title = fmt::format("{} ({}) on {} ranks of '{}'", args.collective,
-                           args.in_place ? "in place" : "out of place", ranks, topology->name());
-  info.topology = fmt::format("{} ({} node(s) × {} GPUs)", topology->name(), nodes, gpus_per_node);
-  info.collective = *collective;
-  info.ranks = ranks;
-  info.files.assign(contenders.size(), "");
-  info.rejected = rejected;
-  info.notes = topology->assumptions();
-  std::string bands_csv = "min_bytes,max_bytes,kind,winner,file,nccl_algorithm,protocol\n";
-  const fs::path dir(args.output);
-  for (std::size_t b = 0; b < bands.size(); ++b) {
-    const predict::Band& band = bands[b];
-    const predict::Contender& winner = contenders[static_cast<std::size_t>(band.contender)];
-    std::string file;
-    if (!winner.nccl) {
-      ir::Algorithm algo = candidates[static_cast<std::size_t>(band.contender)].algorithm;
-      algo.min_bytes = band.min_bytes;
-      algo.max_bytes = band.max_bytes;
-      algo.name = fmt::format("{} (tuned band {})", winner.name, b + 1);
-      file = fmt::format("{:02}-{}.xml", b + 1, file_stem(winner.name));
-      std::string error;
-      if (!ir::write_xml_file(algo, (dir / file).string(), &error)) {
-        fmt::print(stderr, "weftc tune: {}: {}\n", (dir / file).string(), error);
-        return kFailed;
-      }
-      auto& listed = info.files[static_cast<std::size_t>(band.contender)];
-      listed += (listed.empty() ? "" : ", ") + file;
-    }
-    bands_csv += fmt::format(
-        "{},{},{},{},{},{},{}\n", band.min_bytes,
-        band.max_bytes == 0 ? std::string("-1") : std::to_string(band.max_bytes),
-        winner.nccl ? "nccl" : "weft", winner.name, file,
-        winner.nccl ? winner.nccl_algorithm : std::string(), ir::to_string(winner.protocol));
-  }
-  if (!write_text(dir / "tuner.csv",
-                  predict::tuner_csv(bands, contenders, *collective, nodes, ranks)) ||
-      !write_text(dir / "bands.csv", bands_csv) ||
-      !write_text(dir / "report.md", predict::report_markdown(sizes, contenders, bands, info)) ||
-      !write_text(dir / "report.svg", predict::report_svg(sizes, contenders, bands, info))) {
+  if (const auto problem = tuning::write_folder(args.output, result, candidates, *topology)) {
+    fmt::print(stderr, "weftc tune: {}\n", *problem);
     return kFailed;
   }
 
   const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   fmt::print("{}: {} candidates compiled and proved ({} left out), {} sizes predicted\n",
-             info.title, candidates.size(), rejected.size(), sizes.size());
-  fmt::print("{:>12} {:>12}  {:<40} {}\n", "min_bytes", "max_bytes", "winner", "vs runner-up");
-  for (const predict::Band& band : bands) {
-    fmt::print("{:>12} {:>12}  {:<40} {}\n", band.min_bytes,
-               band.max_bytes == 0 ? std::string("-") : std::to_string(band.max_bytes),
-               contenders[static_cast<std::size_t>(band.contender)].name,
-               std::isfinite(band.margin)
-                   ? fmt::format("{:.2f}× faster than {}", band.margin,
-                                 contenders[static_cast<std::size_t>(band.runner_up)].name)
-                   : std::string("unopposed"));
-  }
+             result.info.title, candidates.size(), rejected.size(), sizes.size());
+  fmt::print("{}", tuning::bands_table(result));
   fmt::print(
       "wrote {} (WEFT_ALGO_DIR={} WEFT_TUNER_CONFIG={}/tuner.csv); compile {:.1f} s, "
       "total {:.1f} s\n",

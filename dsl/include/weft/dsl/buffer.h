@@ -1,7 +1,7 @@
 // What a chunk reference points into, and the hints a copy or reduce may carry.
 #pragma once
 
-#include "weft/runtime/ir.h"
+#include "weft/ir/ir.h"
 
 namespace weft::dsl {
 

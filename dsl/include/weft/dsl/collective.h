@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "weft/runtime/collective_spec.h"
-#include "weft/runtime/geometry.h"
-#include "weft/runtime/ir.h"
+#include "weft/ir/collective_spec.h"
+#include "weft/ir/geometry.h"
+#include "weft/ir/ir.h"
 
 namespace weft::dsl {
 

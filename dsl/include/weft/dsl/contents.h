@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "weft/runtime/collective_spec.h"
+#include "weft/ir/collective_spec.h"
 
 namespace weft::dsl {
 

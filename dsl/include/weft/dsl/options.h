@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "weft/runtime/ir.h"
+#include "weft/ir/ir.h"
 
 namespace weft::dsl {
 

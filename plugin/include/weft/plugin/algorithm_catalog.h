@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "weft/plugin/shim_config.h"
-#include "weft/runtime/ir.h"
+#include "weft/ir/ir.h"
 
 namespace weft::plugin {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "weft/runtime/gpu/selection.h"
-#include "weft/runtime/ir.h"
+#include "weft/gpu/selection.h"
+#include "weft/ir/ir.h"
 
 namespace weft::plugin {
 

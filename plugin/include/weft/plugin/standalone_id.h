@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "weft/runtime/gpu/bootstrap.h"
+#include "weft/gpu/bootstrap.h"
 
 namespace weft::plugin {
 

@@ -1,0 +1,134 @@
+// Data races by happens-before (DESIGN.md §2.4–2.6), checked as the scheduler runs. The order
+// that holds on every GPU is: program order within a threadblock (tile after tile); a step's
+// dependency (the waiting execution follows the depended-on step's execution in the same tile);
+// a message's receive follows its send; and with FIFO depth D > 0 the send of message k+D on a
+// connection follows the receive of message k (the receiver frees the slot). Each of these pairs
+// is fixed by the plan, S, T and D alone, never by the interleaving, so the relation, and whether
+// two accesses race, is the same in every run: one run decides race freedom for its S, T, D and
+// call mode.
+//
+// Memory is shared only within a rank, but messages carry order across ranks and back (tb A of
+// rank 0 sends to rank 1, which sends to tb B of rank 0: B follows A), so a threadblock's clock
+// must know about threadblocks of other ranks too. It need not know about all of them: every
+// edge above joins two threadblocks that share a connection or a dependency, so happens-before
+// never leaves a component of the graph those make (union-find over connections and
+// dependencies). Two threadblocks of different components are never ordered, and a clock holds
+// entries only for its own component: a dense array indexed by the position in the component
+// when the component is small (a ring channel: its ranks' threadblocks), otherwise a sorted list
+// of the entries actually known (a large component in which order travels only a few hops, like
+// a hierarchical alltoall's). Both are exact vector clocks of the component, so the verdicts are
+// those of clocks over every threadblock; only the cost changes, from threadblocks² to about
+// threadblocks × what each one can learn.
+//
+// Per location (rank, buffer after in-place aliasing, chunk, tile) the last write and the reads
+// since are kept as epochs, FastTrack-style, so an access costs O(1) unless reads of one location
+// are concurrent.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "weft/cpu/light_queue.h"
+#include "weft/cpu/plan.h"
+#include "weft/cpu/cpu_executor.h"
+
+namespace weft::cpu::detail {
+
+class RaceDetector {
+ public:
+  // Empty when runs of `tiles` tiles can be checked; otherwise why not.
+  static std::string cannot_check(const Plan& plan, int tiles);
+
+  RaceDetector(const Plan& plan, const ModeLayout& layout, int tiles, int fifo_depth);
+
+  // Threadblock `g` runs its step `step` of tile `tile`: called once per step execution, in the
+  // order the scheduler runs them, before the next one.
+  void on_step(int g, int tile, int step);
+
+  std::size_t race_count() const { return race_count_; }
+  const std::vector<Race>& races() const { return races_; }
+
+ private:
+  using Clock = std::uint32_t;
+  // One access: a threadblock (global number) and its own clock then; clock 0 means none.
+  struct Epoch {
+    std::uint32_t threadblock = 0;
+    Clock clock = 0;
+  };
+  struct Location {
+    Epoch write;
+    Epoch read;                      // the last read, while every read so far is ordered before it
+    std::int32_t shared_reads = -1;  // otherwise an index into shared_reads_
+  };
+  // A sparse clock's entry: a threadblock by its position in the component, and its clock.
+  struct Entry {
+    std::uint32_t index = 0;
+    Clock clock = 0;
+  };
+  // A copy of a threadblock's clock kept for a later join, in its component's representation.
+  struct Stored {
+    std::vector<Clock> dense;
+    std::vector<Entry> sparse;
+  };
+  // A stored clock of a dependency target's execution; `slot` indexes stored_.
+  struct Snapshot {
+    int tile = 0;
+    std::uint32_t slot = 0;
+    int remaining = 0;  // dependency targets: waiters that have not joined it yet
+  };
+  void build_components();
+  bool dense(int g) const { return dense_base_[static_cast<std::size_t>(g)] != kSparse; }
+  Clock* dense_clock(int g) { return clocks_.data() + dense_base_[static_cast<std::size_t>(g)]; }
+  // What `g` knows of `h`'s clock (both of one rank): 0 when nothing orders any of h's steps
+  // before g's current one.
+  Clock known(int g, int h) const;
+  void tick(int g, Clock clock);
+  std::uint32_t snapshot(int g);
+  void release(std::uint32_t slot);
+  void join(int g, int owner, std::uint32_t slot);
+  void join_dependency(int g, int target, int owner, int tile);
+  std::size_t location(int rank, std::uint8_t slot, int chunk, int tile) const;
+  void read(int g, int step, int rank, std::uint8_t slot, int chunk, int tile);
+  void write(int g, int step, int rank, std::uint8_t slot, int chunk, int tile);
+  void found(int rank, std::uint8_t slot, int chunk, int tile, Epoch earlier, bool earlier_writes,
+             int g, int step, bool writes);
+
+  static constexpr std::size_t kSparse = static_cast<std::size_t>(-1);
+
+  const Plan& plan_;
+  const ModeLayout& layout_;
+  int tiles_;
+  int fifo_depth_;
+
+  std::vector<std::uint32_t> component_;    // per threadblock
+  std::vector<std::uint32_t> index_;        // per threadblock: its position in its component
+  std::vector<std::uint32_t> width_;        // per component: its threadblocks
+  std::vector<std::size_t> dense_base_;     // per threadblock: its clock in clocks_, or kSparse
+  std::vector<Clock> clocks_;               // dense clocks, their component's width each
+  std::vector<std::vector<Entry>> sparse_;  // per threadblock of a sparse component, by index
+  std::vector<Entry> merged_;               // scratch of sparse joins
+
+  std::vector<Stored> stored_;
+  std::vector<std::uint32_t> free_slots_;
+
+  std::vector<int> target_of_step_;  // per ModeLayout step: index of its dependency target, or -1
+  std::vector<int> waiters_;         // per target: steps that depend on it
+  std::vector<LightQueue<Snapshot>> target_snapshots_;  // per target, consecutive tiles
+
+  std::vector<LightQueue<std::uint32_t>> sent_;      // per connection: senders' clocks in flight
+  std::vector<LightQueue<std::uint32_t>> received_;  // per connection: receivers' clocks, for D
+  std::vector<std::uint64_t> sends_;            // per connection: messages sent so far
+  std::vector<std::uint64_t> receives_;         // per connection: messages received so far
+
+  std::vector<std::size_t> location_base_;  // per rank and slot
+  std::vector<Location> locations_;
+  std::vector<std::vector<Epoch>> shared_reads_;
+  std::vector<std::int32_t> free_shared_reads_;
+
+  std::vector<Race> races_;
+  std::size_t race_count_ = 0;
+};
+
+}  // namespace weft::cpu::detail

@@ -1,0 +1,48 @@
+// What a RunCache (cpu_executor.h) holds between runs of one executor.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "weft/cpu/cpu_executor.h"
+
+namespace weft::cpu::detail {
+
+// What one output chunk must hold, element by element. Integer types: the exact bytes (wrapping
+// arithmetic is associative, so any order gives them). Floating types: the exact value and the
+// error any reduction order may add.
+struct ExpectedChunk {
+  std::vector<std::byte> exact;
+  std::vector<long double> value;
+  std::vector<long double> tolerance;
+};
+
+// Expected chunks of the spec's lists with several contributors, by list id (single ones are
+// compared with their input directly). They depend on the inputs' values, which depend on the
+// type, the operator and S, and not on the call mode.
+using ExpectedByList = std::unordered_map<int, ExpectedChunk>;
+
+// What inputs' values depend on: the type, the operator (it shapes the value range) and S.
+struct InputShape {
+  DataType dtype = DataType::Float;
+  ReduceOp op = ReduceOp::Sum;
+  std::size_t chunk_elements = 0;
+  bool operator==(const InputShape&) const = default;
+  static InputShape of(const RunOptions& o) { return {o.dtype, o.op, o.chunk_elements}; }
+};
+
+struct RunCacheState {
+  const Executor* owner = nullptr;  // list ids and inputs belong to one executor
+
+  // The buffers also depend on the call mode (in place, only the surviving buffer).
+  std::optional<InputShape> inputs_shape;
+  bool inputs_in_place = false;
+  std::vector<RankBuffers> inputs;
+
+  std::optional<InputShape> expected_shape;
+  ExpectedByList expected;
+};
+
+}  // namespace weft::cpu::detail

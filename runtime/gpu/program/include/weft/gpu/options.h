@@ -1,0 +1,62 @@
+// Knobs of the GPU runtime, read from the environment (NCCL's convention) or set by the caller.
+// Parsing is separate from getenv so that it can be tested and so that a bad value is reported
+// naming the variable instead of being ignored.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "weft/gpu/status.h"
+#include "weft/ir/ir.h"
+
+namespace weft::gpu {
+
+struct ProtocolOptions {
+  std::size_t slot_bytes = 0;  // FIFO slot, in bytes of slot memory (LL: half is data)
+  int fifo_depth = 0;          // slots per connection, ≥ 2 (DESIGN.md §2.4)
+};
+
+struct RuntimeOptions {
+  // WEFT_TIMEOUT_S: seconds a wait in the kernel may last, once every rank has entered the call,
+  // before the call fails with the wait's place (a deadlock, or a peer that stopped mid-call).
+  double timeout_s = 5.0;
+  // WEFT_ARRIVAL_TIMEOUT_S: seconds a wait may last while some rank has not yet entered the call
+  // at all; a rank that is only late (loading data, writing a checkpoint) is waited for this
+  // long, and named if it never comes.
+  double arrival_timeout_s = 1800.0;
+  // WEFT_{SIMPLE,LL,LL128}_SLOT_BYTES and WEFT_FIFO_DEPTH (all protocols).
+  ProtocolOptions simple{256 * 1024, 4};
+  ProtocolOptions ll{32 * 1024, 8};
+  ProtocolOptions ll128{128 * 1024, 4};
+  // WEFT_NTHREADS: threads per threadblock (CTA), a multiple of 32 in [64, 512].
+  int threads = 512;
+  // WEFT_TILE_BYTES: upper bound on a tile's bytes per chunk, 0 for what the slot allows. Small
+  // values force many tiles (tests use it; results must not depend on it).
+  std::size_t max_tile_bytes = 0;
+
+  const ProtocolOptions& protocol(ir::Protocol proto) const;
+};
+
+inline constexpr int kMinThreads = 64;
+inline constexpr int kMaxThreads = 512;  // the kernel's __launch_bounds__
+inline constexpr int kMinFifoDepth = 2;
+inline constexpr int kMaxFifoDepth = 64;
+
+// Returns the value of an environment variable, or nullptr when unset.
+using EnvLookup = std::function<const char*(const char*)>;
+EnvLookup process_environment();
+
+// Starts from `defaults` and applies every WEFT_* variable that is set. A malformed or
+// out-of-range value fails with InvalidArgument naming the variable, its value and the range.
+Result<RuntimeOptions> runtime_options_from_env(const EnvLookup& lookup,
+                                                RuntimeOptions defaults = {});
+// Checks options built in code the same way.
+Status check(const RuntimeOptions& options);
+
+// "64K", "2M", "1G", "4096": powers of 1024, as nccl-tests. Nothing on malformed text or overflow.
+std::optional<std::size_t> parse_byte_size(std::string_view text);
+
+}  // namespace weft::gpu

@@ -1,0 +1,99 @@
+// Predicts how long one call of an algorithm takes on a topology (DESIGN.md §7): a discrete-event
+// simulation with the CPU executor's step semantics (the same core, runtime/cpu/include/weft/cpu/step_core.h):
+// every threadblock runs its steps in order, tile after tile, as the GPU runtime cuts the call
+// (chunk size from the call's bytes, tile size from the protocol's FIFO slot); a step waits for
+// its dependency, its message and room in its FIFO; while it runs it moves its bytes over the
+// links it crosses, sharing each link's bandwidth with every other transfer on it; a message
+// arrives one hop latency after its last byte. The call's time is the launch and protocol call
+// latencies plus the end of its last step.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "weft/gpu/options.h"
+#include "weft/ir/ir.h"
+#include "weft/predict/topology.h"
+#include "weft/ir/types.h"
+
+namespace weft::predict {
+
+struct SimulationOptions {
+  std::uint64_t bytes = 0;  // the call's size as nccl-tests counts it (minBytes/maxBytes)
+  DataType dtype = DataType::Float;
+  std::optional<bool> in_place;  // none: out of place when the algorithm allows it
+  bool record = false;           // keep every step execution and message (timelines, traces)
+  // The GPU runtime's knobs (slot sizes and FIFO depths), as it would read them.
+  gpu::RuntimeOptions runtime{};
+  // Tiles simulated one by one (0: all). A call of more tiles is a pipeline in steady state after
+  // its first ones: the simulator runs this many and extends the makespan by the remaining tiles
+  // times the period the second half of them took (one tile's completion to the next, averaged).
+  // What large calls cost is then independent of their size, and the pipeline's fill, drain and
+  // period are still simulated, not assumed.
+  int max_tiles = 64;
+};
+
+// One step execution of one threadblock in one tile.
+struct StepRecord {
+  int rank = 0;
+  int threadblock = 0;  // its id on the rank
+  int channel = 0;
+  int tile = 0;
+  int step = 0;
+  ir::StepType type = ir::StepType::Nop;
+  std::uint64_t bytes = 0;  // payload it moved
+  double start_us = 0;      // from the start of the call, launch latency excluded
+  double end_us = 0;
+  int cause = -1;         // the record whose end let it start (-1: the call's start)
+  bool critical = false;  // on the critical path
+};
+
+// A message: from the sending step's record to the receiving one's.
+struct MessageRecord {
+  int from = 0;
+  int to = 0;
+  double sent_us = 0;     // the sender's end
+  double arrived_us = 0;  // one hop latency later
+};
+
+struct SimulationResult {
+  std::string error;  // non-empty: no prediction (the algorithm does not apply to this size, ...)
+  bool ok() const { return error.empty(); }
+  std::uint64_t bytes = 0;
+  double time_us = 0;  // launch latency + makespan
+  double algbw_gbs = 0;
+  double busbw_gbs = 0;
+  std::size_t chunk_elements = 0;
+  std::size_t tile_elements = 0;
+  std::size_t tiles = 0;            // as the runtime cuts the call
+  std::size_t simulated_tiles = 0;  // of them, run one by one (the records cover these)
+  int fifo_depth = 0;
+  std::uint64_t step_executions = 0;
+  std::vector<StepRecord> steps;        // with `record`: in the order they started
+  std::vector<MessageRecord> messages;  // with `record`
+  std::vector<int> critical_path;       // with `record`: record indices, first to last
+};
+
+class Simulator {
+ public:
+  // The algorithm and topology must outlive the simulator.
+  Simulator(const ir::Algorithm& algorithm, const Topology& topology);
+  ~Simulator();
+  Simulator(Simulator&&) noexcept;
+  Simulator& operator=(Simulator&&) noexcept;
+
+  // Non-empty when the algorithm cannot be simulated on this topology at all (rank counts
+  // differ, an IR the executor refuses); run() then returns it as its error.
+  const std::string& error() const;
+  SimulationResult run(const SimulationOptions& options) const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace weft::predict

@@ -1,0 +1,273 @@
+// Cost parameters: their NCCL-calibrated defaults and their text form.
+#include "weft/predict/cost_parameters.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "nccl_tables.h"
+#include "weft/predict/nccl_model.h"
+#include "weft/predict/presets.h"
+
+namespace weft::predict {
+namespace {
+
+constexpr std::array<ir::Protocol, 3> kProtocols{ir::Protocol::Simple, ir::Protocol::LL,
+                                                 ir::Protocol::LL128};
+constexpr std::array<LinkType, kLinkTypes> kTypes{LinkType::Memory, LinkType::NVLink,
+                                                  LinkType::PCIe, LinkType::Network};
+
+// Payload bytes per byte moved: LL sends a 4-byte flag with every 4 bytes of data; LL128 a
+// 8-byte flag in every 128-byte line (NCCL's prims_ll.h, prims_ll128.h).
+constexpr double kLLEfficiency = 0.5;
+constexpr double kLL128Efficiency = 120.0 / 128.0;
+
+std::size_t index(ir::Protocol p) {
+  return static_cast<std::size_t>(p);
+}
+std::size_t index(LinkType t) {
+  return static_cast<std::size_t>(t);
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string protocol_key(ir::Protocol p) {
+  return lower(ir::to_string(p));
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// Shortest text that reads back to the same double.
+std::string number(double v) {
+  std::array<char, 64> buf{};
+  const auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+  return ec == std::errc() ? std::string(buf.data(), end) : fmt::format("{}", v);
+}
+
+}  // namespace
+
+bool LinkOverrides::empty() const {
+  return std::none_of(bandwidth_gbs.begin(), bandwidth_gbs.end(),
+                      [](const auto& v) { return v.has_value(); }) &&
+         std::none_of(latency_us.begin(), latency_us.end(),
+                      [](const auto& v) { return v.has_value(); });
+}
+
+CostParameters default_cost_parameters(const Topology& topology) {
+  if (topology.machine().emulated_ranks > 0) {
+    // One GPU's threadblocks run the same copy loops as on an NVSwitch H100 node.
+    auto h100 = preset_machine("h100-nvswitch");
+    return default_cost_parameters(build_topology(*h100, 1, 0));
+  }
+  CostParameters c;
+  const NcclGraph graph = nccl_ring_graph(topology);
+  const int nodes = topology.nodes();
+  const int sm = topology.machine().gpu_sm > 0 ? topology.machine().gpu_sm : 80;
+  const std::size_t gen = nccl::generation(sm);
+  const std::size_t column = nodes <= 2 ? static_cast<std::size_t>(nodes - 1) : 2;
+  const std::size_t ll_row =
+      nodes == 1 ? gen : (topology.machine().cpu_vendor == CpuVendor::Amd ? 1 : 0);
+  const double channels = std::max(1, graph.channels);
+  const double speed = graph.speed_gbs;
+
+  // tuning.cc baseLatencies, Ring row: LL 6.6, LL128 14.0, Simple 8.4. The smallest is the
+  // launch; the rest is the protocol's own set-up.
+  c.launch_latency_us = nccl::kBaseLatency[nccl::kRing][nccl::kLL];
+  for (ir::Protocol proto : kProtocols) {
+    const std::size_t p = nccl::nccl_protocol(proto);
+    ProtocolCosts& pc = c.protocols[index(proto)];
+    pc.call_latency_us = nccl::kBaseLatency[nccl::kRing][p] - c.launch_latency_us;
+    // tuning.cc hwLatencies, Ring row, by hardware. A route that is the memory link itself
+    // (one-GPU emulation) is a flag in the same GPU's memory: NVLink's row is the nearest NCCL
+    // measured.
+    pc.hop_latency_us[index(LinkType::Memory)] = nccl::kHwLatency[nccl::kHwNvlink][nccl::kRing][p];
+    pc.hop_latency_us[index(LinkType::NVLink)] = nccl::kHwLatency[nccl::kHwNvlink][nccl::kRing][p];
+    pc.hop_latency_us[index(LinkType::PCIe)] = nccl::kHwLatency[nccl::kHwPci][nccl::kRing][p];
+    pc.hop_latency_us[index(LinkType::Network)] = nccl::kHwLatency[nccl::kHwNet][nccl::kRing][p];
+  }
+  // A threadblock is one NCCL channel. Per channel NCCL credits the ring `speed` of bus
+  // bandwidth with Simple, with LL half of it up to llMaxBws shared by all channels, with LL128
+  // 0.92 of it up to perChMaxRingLL128Bws (tuning.cc). Dividing the payload rate by the
+  // protocol's payload efficiency gives the bytes a threadblock moves.
+  ProtocolCosts& simple = c.protocols[index(ir::Protocol::Simple)];
+  simple.payload_efficiency = 1.0;
+  simple.threadblock_bandwidth_gbs = speed;
+  ProtocolCosts& ll = c.protocols[index(ir::Protocol::LL)];
+  ll.payload_efficiency = kLLEfficiency;
+  ll.threadblock_bandwidth_gbs =
+      std::min(nccl::kLlMaxBw[ll_row][column] / channels, speed * nccl::kRingLLFactor) /
+      kLLEfficiency;
+  ProtocolCosts& ll128 = c.protocols[index(ir::Protocol::LL128)];
+  ll128.payload_efficiency = kLL128Efficiency;
+  ll128.threadblock_bandwidth_gbs =
+      std::min(speed * nccl::kRingLL128Factor, nccl::kPerChMaxRingLL128Bw[gen][column]) /
+      kLL128Efficiency;
+  return c;
+}
+
+std::string write_cost_parameters(const CostParameters& costs) {
+  return write_cost_parameters(costs, LinkOverrides{});
+}
+
+std::string write_cost_parameters(const CostParameters& costs, const LinkOverrides& links) {
+  std::string out;
+  out += "# Weft cost parameters: `key = value`, `#` comments. Latencies in us, bandwidths in\n";
+  out += "# GB/s (10^9 bytes) per direction. Defaults follow NCCL's src/graph/tuning.cc.\n\n";
+  out += "# Per call: kernel launch and set-up (NCCL's ring LL base latency).\n";
+  out += fmt::format("launch_latency_us = {}\n", number(costs.launch_latency_us));
+  for (ir::Protocol proto : kProtocols) {
+    const ProtocolCosts& pc = costs.protocol(proto);
+    const std::string k = protocol_key(proto);
+    out += fmt::format("\n# {}: extra per call; payload bytes per byte moved; one threadblock's\n",
+                       ir::to_string(proto));
+    out += "# bytes per second; per message and hop by link type (flag handshake, one slot).\n";
+    out += fmt::format("{}.call_latency_us = {}\n", k, number(pc.call_latency_us));
+    out += fmt::format("{}.payload_efficiency = {}\n", k, number(pc.payload_efficiency));
+    out +=
+        fmt::format("{}.threadblock_bandwidth_gbs = {}\n", k, number(pc.threadblock_bandwidth_gbs));
+    for (LinkType type : kTypes) {
+      out += fmt::format("{}.hop_latency_us.{} = {}\n", k, to_string(type),
+                         number(pc.hop_latency_us[index(type)]));
+    }
+  }
+  if (!links.empty()) {
+    out += "\n# Every link of a type takes these (overriding the topology's).\n";
+    for (LinkType type : kTypes) {
+      if (const auto& bw = links.bandwidth_gbs[index(type)]) {
+        out += fmt::format("link.{}.bandwidth_gbs = {}\n", to_string(type), number(*bw));
+      }
+      if (const auto& lat = links.latency_us[index(type)]) {
+        out += fmt::format("link.{}.latency_us = {}\n", to_string(type), number(*lat));
+      }
+    }
+  }
+  return out;
+}
+
+Diagnostics read_cost_parameters(std::string_view text, std::string source, CostParameters& into) {
+  return read_cost_parameters(text, std::move(source), into, nullptr);
+}
+
+Diagnostics read_cost_parameters(std::string_view text, std::string source, CostParameters& into,
+                                 LinkOverrides* links) {
+  Diagnostics out;
+  CostParameters costs = into;
+  LinkOverrides overrides = links != nullptr ? *links : LinkOverrides{};
+  int line_number = 0;
+  while (!text.empty()) {
+    ++line_number;
+    const std::size_t eol = text.find('\n');
+    std::string_view line = text.substr(0, eol);
+    text = eol == std::string_view::npos ? std::string_view{} : text.substr(eol + 1);
+    if (const std::size_t hash = line.find('#'); hash != std::string_view::npos) {
+      line = line.substr(0, hash);
+    }
+    line = trim(line);
+    if (line.empty()) continue;
+    const std::size_t eq = line.find('=');
+    if (eq == std::string_view::npos) {
+      out.error(source, line_number, "", fmt::format("expected `key = value`, found \"{}\"", line));
+      continue;
+    }
+    const std::string key = lower(trim(line.substr(0, eq)));
+    const std::string_view value_text = trim(line.substr(eq + 1));
+    double value = 0;
+    const char* first = value_text.data();
+    const char* last = first + value_text.size();
+    const auto [end, ec] = std::from_chars(first, last, value);
+    if (value_text.empty() || ec != std::errc() || end != last || !std::isfinite(value)) {
+      out.error(source, line_number, key,
+                fmt::format("value \"{}\" is not a finite decimal number", value_text));
+      continue;
+    }
+    if (value < 0) {
+      out.error(source, line_number, key, fmt::format("value {} is negative", value_text));
+      continue;
+    }
+
+    // Resolve the key to the value it sets, and what that value must satisfy.
+    double* target = nullptr;
+    std::optional<double>* optional_target = nullptr;
+    bool positive = false;
+    bool at_most_one = false;
+    if (key == "launch_latency_us") target = &costs.launch_latency_us;
+    for (ir::Protocol proto : kProtocols) {
+      const std::string k = protocol_key(proto) + ".";
+      if (key.rfind(k, 0) != 0) continue;
+      ProtocolCosts& pc = costs.protocols[index(proto)];
+      const std::string rest = key.substr(k.size());
+      if (rest == "call_latency_us") target = &pc.call_latency_us;
+      if (rest == "payload_efficiency") {
+        target = &pc.payload_efficiency;
+        positive = at_most_one = true;
+      }
+      if (rest == "threadblock_bandwidth_gbs") {
+        target = &pc.threadblock_bandwidth_gbs;
+        positive = true;
+      }
+      for (LinkType type : kTypes) {
+        if (rest == fmt::format("hop_latency_us.{}", to_string(type))) {
+          target = &pc.hop_latency_us[index(type)];
+        }
+      }
+    }
+    for (LinkType type : kTypes) {
+      if (key == fmt::format("link.{}.bandwidth_gbs", to_string(type))) {
+        optional_target = &overrides.bandwidth_gbs[index(type)];
+        positive = true;
+      }
+      if (key == fmt::format("link.{}.latency_us", to_string(type))) {
+        optional_target = &overrides.latency_us[index(type)];
+      }
+    }
+    if (target == nullptr && optional_target == nullptr) {
+      out.error(source, line_number, key,
+                "unknown key (launch_latency_us, <simple|ll|ll128>.call_latency_us, "
+                ".payload_efficiency, .threadblock_bandwidth_gbs, .hop_latency_us.<link>, "
+                "link.<memory|nvlink|pcie|network>.bandwidth_gbs, .latency_us)");
+      continue;
+    }
+    if (optional_target != nullptr && links == nullptr) {
+      out.error(source, line_number, key,
+                "link overrides apply to a topology and are not read here");
+      continue;
+    }
+    if (positive && value <= 0) {
+      out.error(source, line_number, key, "must be above 0");
+      continue;
+    }
+    if (at_most_one && value > 1) {
+      out.error(source, line_number, key, fmt::format("is {}; it must be at most 1", value_text));
+      continue;
+    }
+    if (target != nullptr) *target = value;
+    if (optional_target != nullptr) *optional_target = value;
+  }
+  if (!out.has_errors()) {
+    into = costs;
+    if (links != nullptr) *links = overrides;
+  }
+  return out;
+}
+
+void apply_link_overrides(Topology& topology, const LinkOverrides& links) {
+  for (LinkType type : kTypes) {
+    topology.set_link_parameters(type, links.bandwidth_gbs[index(type)],
+                                 links.latency_us[index(type)]);
+  }
+}
+
+}  // namespace weft::predict

@@ -1,0 +1,69 @@
+// Choosing the fastest contender per size (DESIGN.md §7): Weft algorithms (XML files) and NCCL's
+// own algorithms, each with a predicted time per size; the winners as contiguous,
+// non-overlapping byte bands (MSCCL's minBytes/maxBytes, both inclusive, as the shim applies
+// them), NCCL's bands as a WEFT_TUNER_CONFIG table, and the report that shows why.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "weft/ir/ir.h"
+
+namespace weft::tuning {
+
+inline constexpr double kNotApplicable = std::numeric_limits<double>::infinity();
+
+struct Contender {
+  std::string name;   // "allreduce_ring --channels 4 LL128", "NCCL ring LL"
+  bool nccl = false;  // NCCL's own algorithm (a tuner rule), else a Weft algorithm (an XML)
+  std::string nccl_algorithm;  // "ring", "tree" (NCCL's tuner names)
+  ir::Protocol protocol = ir::Protocol::Simple;
+  int channels = -1;            // NCCL: the channel count its model used; -1: NCCL's choice
+  std::vector<double> time_us;  // per size; kNotApplicable where it does not apply
+};
+
+struct Band {
+  int contender = -1;
+  std::size_t first = 0;  // indices into the sizes
+  std::size_t last = 0;
+  std::uint64_t min_bytes = 0;  // inclusive; 0 for the first band
+  std::uint64_t max_bytes = 0;  // inclusive; 0 for the last band (no upper bound)
+  int runner_up = -1;           // the closest other contender where the margin is smallest
+  double margin = 0;            // min over the band of runner-up time / winner time (≥ 1)
+};
+
+// Sizes ascending. Each size goes to its fastest contender (ties to the earlier one); runs of
+// one winner make a band; a band reaches up to the byte before the next band's first size, the
+// first band down to 0 and the last one up without bound, so every call size falls in exactly one
+// band. Sizes no contender applies to join the band below (or above, at the start).
+std::vector<Band> choose_bands(const std::vector<std::uint64_t>& sizes,
+                               const std::vector<Contender>& contenders);
+
+// NCCL tuner rules (plugin/include/weft/tuning/tuner_config.h's format) for the bands NCCL
+// wins, one line each, with a header comment.
+std::string tuner_csv(const std::vector<Band>& bands, const std::vector<Contender>& contenders,
+                      ir::Collective collective, int nodes, int ranks);
+
+struct ReportInfo {
+  std::string title;     // "allreduce on 8 ranks of h100-nvswitch"
+  std::string topology;  // its description, one line
+  ir::Collective collective = ir::Collective::AllReduce;
+  int ranks = 0;
+  std::vector<std::string> files;     // per contender: the XML written, or "" (NCCL, losers)
+  std::vector<std::string> rejected;  // candidates that did not compile or prove, with why
+  std::vector<std::string> notes;     // assumptions of the topology, ...
+};
+
+// report.md: the bands with winner, runner-up and margin, then every contender's predicted busbw
+// per size.
+std::string report_markdown(const std::vector<std::uint64_t>& sizes,
+                            const std::vector<Contender>& contenders,
+                            const std::vector<Band>& bands, const ReportInfo& info);
+// report.svg: busbw against size (log scale) for every contender, the winners' bands shaded.
+std::string report_svg(const std::vector<std::uint64_t>& sizes,
+                       const std::vector<Contender>& contenders, const std::vector<Band>& bands,
+                       const ReportInfo& info);
+
+}  // namespace weft::tuning

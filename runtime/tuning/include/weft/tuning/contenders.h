@@ -1,0 +1,31 @@
+// The contenders of a tuning: each candidate algorithm, and NCCL's own ring and tree with each
+// protocol, with a predicted time per call size on one topology.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "weft/ir/ir.h"
+#include "weft/predict/topology.h"
+#include "weft/tuning/bands.h"
+
+namespace weft::tuning {
+
+// An algorithm that may serve some sizes: compiled and proved by whoever offers it.
+struct Candidate {
+  std::string name;  // "allreduce_ring LL i1 c4", or the file it came from
+  ir::Algorithm algorithm;
+};
+
+// The candidate simulated on the topology at every size (kNotApplicable where it does not
+// apply or the simulation refuses it).
+Contender predict_candidate(const Candidate& candidate, const predict::Topology& topology,
+                            const std::vector<std::uint64_t>& sizes, bool in_place);
+
+// NCCL's own algorithms, timed by NCCL's cost model on the topology (weft/predict/nccl_model.h).
+std::vector<Contender> nccl_contenders(const predict::Topology& topology,
+                                       ir::Collective collective,
+                                       const std::vector<std::uint64_t>& sizes);
+
+}  // namespace weft::tuning

@@ -1,0 +1,56 @@
+// The tuning loop as a library (docs/architecture.md §7): candidates that were compiled and
+// proved → predicted at every size on a topology, beside NCCL's own algorithms → the fastest per
+// size as contiguous bands → a folder that the NCCL shim (WEFT_ALGO_DIR) and the tuner plugin
+// (WEFT_TUNER_CONFIG) load, with its report. `weftc tune` is its command-line face; anything
+// else that finds candidates (a synthesizer, a user's program) calls the same steps.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "weft/ir/ir.h"
+#include "weft/predict/topology.h"
+#include "weft/tuning/bands.h"
+#include "weft/tuning/contenders.h"
+
+namespace weft::tuning {
+
+struct TuneRequest {
+  ir::Collective collective = ir::Collective::AllReduce;
+  std::vector<std::uint64_t> sizes;  // ascending
+  bool in_place = false;
+  bool with_nccl = true;              // NCCL's own algorithms contend too
+  std::vector<std::string> rejected;  // candidates left out, with why (for the report)
+};
+
+struct Tuning {
+  std::vector<Contender> contenders;  // the candidates in their order, then NCCL's
+  std::size_t candidates = 0;         // how many of the contenders are candidates
+  std::vector<std::uint64_t> sizes;
+  std::vector<Band> bands;
+  ReportInfo info;
+};
+
+// Predicts every candidate and chooses the bands. Empty `contenders` when there was nothing to
+// choose from (no candidate and no NCCL).
+Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& topology,
+            const TuneRequest& request);
+
+// Makes `dir` ready to receive a tuning: creates it, or, with `force`, removes what an earlier
+// tuning wrote there (XML files, tuner.csv, bands.csv, report.md, report.svg; other files stay,
+// the shim reads only *.xml). Returns the problem, naming the folder, or nothing.
+std::optional<std::string> prepare_folder(const std::string& dir, bool force);
+
+// Writes the winners' XML files (each carrying its band in minBytes/maxBytes), tuner.csv,
+// bands.csv, report.md and report.svg into `dir`, and records the files in tuning.info. Returns
+// the problem, naming the file, or nothing.
+std::optional<std::string> write_folder(const std::string& dir, Tuning& tuning,
+                                        const std::vector<Candidate>& candidates,
+                                        const predict::Topology& topology);
+
+// The bands as a table for a terminal: bounds, winner, margin over the runner-up.
+std::string bands_table(const Tuning& tuning);
+
+}  // namespace weft::tuning

@@ -1,0 +1,97 @@
+#include "weft/tuning/bands.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "weft/tuning/tuner_config.h"
+
+namespace weft::tuning {
+
+namespace {
+
+int fastest(const std::vector<Contender>& contenders, std::size_t size, int skip) {
+  int best = -1;
+  for (std::size_t c = 0; c < contenders.size(); ++c) {
+    if (static_cast<int>(c) == skip) continue;
+    const double t = contenders[c].time_us[size];
+    if (!std::isfinite(t)) continue;
+    if (best < 0 || t < contenders[static_cast<std::size_t>(best)].time_us[size]) {
+      best = static_cast<int>(c);
+    }
+  }
+  return best;
+}
+
+std::string_view protocol_name(ir::Protocol proto) {
+  switch (proto) {
+    case ir::Protocol::LL:
+      return "ll";
+    case ir::Protocol::LL128:
+      return "ll128";
+    case ir::Protocol::Simple:
+      break;
+  }
+  return "simple";
+}
+
+}  // namespace
+
+std::vector<Band> choose_bands(const std::vector<std::uint64_t>& sizes,
+                               const std::vector<Contender>& contenders) {
+  std::vector<int> winner(sizes.size(), -1);
+  for (std::size_t i = 0; i < sizes.size(); ++i) winner[i] = fastest(contenders, i, -1);
+  // Sizes nobody takes join a neighbour, so the bands still cover every size.
+  for (std::size_t i = 1; i < winner.size(); ++i) {
+    if (winner[i] < 0) winner[i] = winner[i - 1];
+  }
+  for (std::size_t i = winner.size(); i-- > 1;) {
+    if (winner[i - 1] < 0) winner[i - 1] = winner[i];
+  }
+  std::vector<Band> bands;
+  for (std::size_t i = 0; i < winner.size(); ++i) {
+    if (winner[i] < 0) continue;
+    if (bands.empty() || bands.back().contender != winner[i]) {
+      bands.push_back({winner[i], i, i, sizes[i], 0, -1, kNotApplicable});
+    }
+    Band& band = bands.back();
+    band.last = i;
+    const int other = fastest(contenders, i, winner[i]);
+    const double mine = contenders[static_cast<std::size_t>(winner[i])].time_us[i];
+    if (other >= 0 && std::isfinite(mine)) {
+      const double ratio = contenders[static_cast<std::size_t>(other)].time_us[i] / mine;
+      if (ratio < band.margin) {
+        band.margin = ratio;
+        band.runner_up = other;
+      }
+    }
+  }
+  for (std::size_t b = 0; b < bands.size(); ++b) {
+    if (b == 0) bands[b].min_bytes = 0;
+    bands[b].max_bytes = b + 1 < bands.size() ? sizes[bands[b + 1].first] - 1 : 0;
+  }
+  return bands;
+}
+
+std::string tuner_csv(const std::vector<Band>& bands, const std::vector<Contender>& contenders,
+                      ir::Collective collective, int nodes, int ranks) {
+  std::vector<TunerLine> lines;
+  for (const Band& band : bands) {
+    const Contender& c = contenders[static_cast<std::size_t>(band.contender)];
+    if (!c.nccl) continue;
+    TunerLine line;
+    line.collective = std::string(ir::to_string(collective));
+    line.min_bytes = band.min_bytes;
+    line.max_bytes = band.max_bytes;
+    line.algorithm = c.nccl_algorithm;
+    line.protocol = std::string(protocol_name(c.protocol));
+    line.nodes = nodes;
+    line.ranks = ranks;
+    line.comment =
+        c.channels > 0 ? fmt::format("{} (model: {} channels)", c.name, c.channels) : c.name;
+    lines.push_back(std::move(line));
+  }
+  return write_tuner_config(lines);
+}
+
+}  // namespace weft::tuning

@@ -1,0 +1,54 @@
+#include "weft/tuning/contenders.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "weft/predict/nccl_model.h"
+#include "weft/predict/simulator.h"
+
+namespace weft::tuning {
+
+Contender predict_candidate(const Candidate& candidate, const predict::Topology& topology,
+                            const std::vector<std::uint64_t>& sizes, bool in_place) {
+  Contender c;
+  c.name = candidate.name;
+  c.protocol = candidate.algorithm.protocol;
+  const predict::Simulator simulator(candidate.algorithm, topology);
+  predict::SimulationOptions options;
+  options.in_place = in_place;
+  for (const std::uint64_t bytes : sizes) {
+    options.bytes = bytes;
+    const predict::SimulationResult r = simulator.run(options);
+    c.time_us.push_back(r.ok() ? r.time_us : kNotApplicable);
+  }
+  return c;
+}
+
+std::vector<Contender> nccl_contenders(const predict::Topology& topology,
+                                       ir::Collective collective,
+                                       const std::vector<std::uint64_t>& sizes) {
+  std::vector<Contender> contenders;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    for (const predict::NcclPrediction& p : predict::predict_nccl(topology, collective, sizes[i])) {
+      const std::string name = fmt::format("NCCL {} {}", p.algorithm, ir::to_string(p.protocol));
+      auto it = std::find_if(contenders.begin(), contenders.end(),
+                             [&name](const Contender& c) { return c.name == name; });
+      if (it == contenders.end()) {
+        Contender c;
+        c.name = name;
+        c.nccl = true;
+        c.nccl_algorithm = p.algorithm == "Tree" ? "tree" : "ring";
+        c.protocol = p.protocol;
+        c.channels = p.channels;
+        c.time_us.assign(sizes.size(), kNotApplicable);
+        contenders.push_back(std::move(c));
+        it = contenders.end() - 1;
+      }
+      it->time_us[i] = p.time_us;
+    }
+  }
+  return contenders;
+}
+
+}  // namespace weft::tuning

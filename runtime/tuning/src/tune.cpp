@@ -1,0 +1,150 @@
+#include "weft/tuning/tune.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "weft/ir/text_file.h"
+#include "weft/ir/xml.h"
+
+namespace weft::tuning {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string file_stem(const std::string& name) {
+  std::string out;
+  for (char ch : name) {
+    const bool plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                       (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
+    out += plain ? ch : '_';
+  }
+  return out;
+}
+
+std::optional<std::string> write_text(const fs::path& path, const std::string& text) {
+  std::string error;
+  if (ir::write_text_file(path.string(), text, &error)) return std::nullopt;
+  return error;
+}
+
+}  // namespace
+
+Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& topology,
+            const TuneRequest& request) {
+  Tuning tuning;
+  tuning.sizes = request.sizes;
+  for (const Candidate& candidate : candidates) {
+    tuning.contenders.push_back(
+        predict_candidate(candidate, topology, request.sizes, request.in_place));
+  }
+  tuning.candidates = candidates.size();
+  if (request.with_nccl) {
+    for (Contender& c : nccl_contenders(topology, request.collective, request.sizes)) {
+      tuning.contenders.push_back(std::move(c));
+    }
+  }
+  if (tuning.contenders.empty()) return tuning;
+  tuning.bands = choose_bands(request.sizes, tuning.contenders);
+
+  ReportInfo& info = tuning.info;
+  info.title = fmt::format("{} ({}) on {} ranks of '{}'", ir::to_string(request.collective),
+                           request.in_place ? "in place" : "out of place", topology.ranks(),
+                           topology.name());
+  info.topology = fmt::format("{} ({} node(s) × {} GPUs)", topology.name(), topology.nodes(),
+                              topology.gpus_per_node());
+  info.collective = request.collective;
+  info.ranks = topology.ranks();
+  info.files.assign(tuning.contenders.size(), "");
+  info.rejected = request.rejected;
+  info.notes = topology.assumptions();
+  return tuning;
+}
+
+std::optional<std::string> prepare_folder(const std::string& output, bool force) {
+  std::error_code ec;
+  const fs::path dir(output);
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) return fmt::format("{}: exists and is not a folder", output);
+    std::vector<fs::path> ours;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      const fs::path& p = entry.path();
+      const std::string file = p.filename().string();
+      if (p.extension() == ".xml" || file == "tuner.csv" || file == "bands.csv" ||
+          file == "report.md" || file == "report.svg") {
+        ours.push_back(p);
+      }
+    }
+    if (!ours.empty() && !force) {
+      return fmt::format(
+          "{}: already holds algorithm files or a tuning; --force replaces them (a stale XML "
+          "there would still be loaded by WEFT_ALGO_DIR)",
+          output);
+    }
+    for (const fs::path& p : ours) fs::remove(p, ec);
+  } else if (!fs::create_directories(dir, ec)) {
+    return fmt::format("{}: cannot create the folder: {}", output, ec.message());
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> write_folder(const std::string& output, Tuning& tuning,
+                                        const std::vector<Candidate>& candidates,
+                                        const predict::Topology& topology) {
+  const fs::path dir(output);
+  std::string bands_csv = "min_bytes,max_bytes,kind,winner,file,nccl_algorithm,protocol\n";
+  for (std::size_t b = 0; b < tuning.bands.size(); ++b) {
+    const Band& band = tuning.bands[b];
+    const Contender& winner = tuning.contenders[static_cast<std::size_t>(band.contender)];
+    std::string file;
+    if (!winner.nccl) {
+      ir::Algorithm algo = candidates[static_cast<std::size_t>(band.contender)].algorithm;
+      algo.min_bytes = band.min_bytes;
+      algo.max_bytes = band.max_bytes;
+      algo.name = fmt::format("{} (tuned band {})", winner.name, b + 1);
+      file = fmt::format("{:02}-{}.xml", b + 1, file_stem(winner.name));
+      std::string error;
+      if (!ir::write_xml_file(algo, (dir / file).string(), &error)) {
+        return fmt::format("{}: {}", (dir / file).string(), error);
+      }
+      auto& listed = tuning.info.files[static_cast<std::size_t>(band.contender)];
+      listed += (listed.empty() ? "" : ", ") + file;
+    }
+    bands_csv += fmt::format(
+        "{},{},{},{},{},{},{}\n", band.min_bytes,
+        band.max_bytes == 0 ? std::string("-1") : std::to_string(band.max_bytes),
+        winner.nccl ? "nccl" : "weft", winner.name, file,
+        winner.nccl ? winner.nccl_algorithm : std::string(), ir::to_string(winner.protocol));
+  }
+  const std::vector<std::uint64_t>& sizes = tuning.sizes;
+  for (const auto& [name, text] :
+       {std::pair<const char*, std::string>{
+            "tuner.csv", tuner_csv(tuning.bands, tuning.contenders, tuning.info.collective,
+                                   topology.nodes(), topology.ranks())},
+        {"bands.csv", bands_csv},
+        {"report.md", report_markdown(sizes, tuning.contenders, tuning.bands, tuning.info)},
+        {"report.svg", report_svg(sizes, tuning.contenders, tuning.bands, tuning.info)}}) {
+    if (auto error = write_text(dir / name, text)) return error;
+  }
+  return std::nullopt;
+}
+
+std::string bands_table(const Tuning& tuning) {
+  std::string out =
+      fmt::format("{:>12} {:>12}  {:<40} {}\n", "min_bytes", "max_bytes", "winner", "vs runner-up");
+  for (const Band& band : tuning.bands) {
+    out += fmt::format(
+        "{:>12} {:>12}  {:<40} {}\n", band.min_bytes,
+        band.max_bytes == 0 ? std::string("-") : std::to_string(band.max_bytes),
+        tuning.contenders[static_cast<std::size_t>(band.contender)].name,
+        std::isfinite(band.margin)
+            ? fmt::format("{:.2f}× faster than {}", band.margin,
+                          tuning.contenders[static_cast<std::size_t>(band.runner_up)].name)
+            : std::string("unopposed"));
+  }
+  return out;
+}
+
+}  // namespace weft::tuning
