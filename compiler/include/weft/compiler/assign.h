@@ -1,4 +1,4 @@
-// Pass 5, assign: a channel and a threadblock for every instruction, obeying DESIGN.md §2.4 (a
+// The assign pass: a channel and a threadblock for every instruction, obeying DESIGN.md §2.4 (a
 // threadblock has at most one send peer, one receive peer and one channel; each connection is
 // driven by one threadblock per direction on each rank).
 //

@@ -1,6 +1,6 @@
-// The compiler pipeline (DESIGN.md §4): trace → postcondition → lower → replicate → forward →
-// fuse → schedule → assign → dependencies → emit → verify. Only a verified result can be
-// written.
+// The compiler pipeline (DESIGN.md §4): trace → postcondition → lower → cut for instances →
+// forward → fuse ⇄ schedule → assign ⇄ dependencies (the channel search) → replicate → emit →
+// verify. Only a verified result can be written.
 //
 //   weft::dsl::Program p = ...;
 //   weft::compiler::CompileResult result = weft::compiler::compile(p);
@@ -23,8 +23,8 @@
 namespace weft::compiler {
 
 struct CompileOptions {
-  // The executor sweep of the last pass. Defaults: S = 37, tiles of 8 and 64 elements, FIFO depths
-  // 2 and 8, 3 seeds. Fewer seeds make it lighter; it cannot be switched off.
+  // The executor sweep of the verify pass. Defaults: S = 37, tiles of 8 and 64 elements, FIFO
+  // depths 2 and 8, 3 seeds. Fewer seeds make it lighter; it cannot be switched off.
   cpu::VerifyOptions verify;
 };
 

@@ -1,4 +1,4 @@
-// Pass 6, dependencies: each threadblock's steps in schedule order, with the cross-threadblock
+// The dependencies pass: each threadblock's steps in schedule order, with the cross-threadblock
 // waits the DAG needs. A wait already implied (by program order, by an earlier wait on the same
 // threadblock, or by what the waited-on step itself had waited for) is dropped; a step needing
 // more than one keeps the last and gets `nop`s carrying the others just before it; every step

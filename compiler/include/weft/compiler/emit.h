@@ -1,4 +1,4 @@
-// Pass 8a, emit: the algorithm-level attributes (name, collective, protocol, nchunksperloop,
+// The emit pass: the algorithm-level attributes (name, collective, protocol, nchunksperloop,
 // in-place flags, size band, extents as MSCCL writes them) and validation against the limits
 // profile.
 #pragma once

@@ -1,9 +1,9 @@
-// Copy forwarding, between lower/replicate and fuse: a step that reads a chunk still holding
-// exactly what a local copy X → Y wrote there (Y not written since, X not written since the copy)
-// reads X instead; a copied chunk that no step reads any more and that is overwritten later (or
-// that the postcondition does not read) is then not copied at all. Out-of-place algorithms that
-// begin with `cpy i → o` so send straight from the input and reduce the input into the output,
-// as in-place ones do, with no copy.
+// The forward pass (copy forwarding), after the cut for instances and before the fuse pass: a
+// step that reads a chunk still holding exactly what a local copy X → Y wrote there (Y not
+// written since, X not written since the copy) reads X instead; a copied chunk that no step reads
+// any more and that is overwritten later (or that the postcondition does not read) is then not
+// copied at all. Out-of-place algorithms that begin with `cpy i → o` so send straight from the
+// input and reduce the input into the output, as in-place ones do, with no copy.
 //
 // Values are those of program order (the order the dependencies are computed in), so a step that
 // now reads X follows X's last writer and precedes X's next one once the dependencies are

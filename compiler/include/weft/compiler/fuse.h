@@ -1,4 +1,4 @@
-// Pass 3, fuse: a receive followed by a send of the data it stored becomes `rcs`; a recv-reduce
+// The fuse pass: a receive followed by a send of the data it stored becomes `rcs`; a recv-reduce
 // followed by a send of its result becomes `rrcs`, or `rrs` when the stored result is never read
 // again (overwritten first, or not part of the postcondition). Any hop qualifies, whatever the
 // indices on either side. Fusion keeps each rank's connections consistent: on one channel, a

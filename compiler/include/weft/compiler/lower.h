@@ -1,4 +1,4 @@
-// Pass 2, lower: the chunk DAG to per-rank instructions. A cross-rank copy becomes `s` + `r`, a
+// The lower pass: the chunk DAG to per-rank instructions. A cross-rank copy becomes `s` + `r`, a
 // cross-rank reduce `s` + `rrc` whose local operand (src) is the destination, a local copy `cpy`,
 // a local reduce `re`. Operations larger than the limits profile's count are cut into pieces.
 // Named scratch buffers are laid out one after another in the IR's scratch buffer.

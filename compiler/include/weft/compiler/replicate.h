@@ -1,8 +1,8 @@
-// Instances: `instances` copies of the algorithm, each handling its share of every chunk, each on
-// channels and threadblocks of its own. Interleaved layout: instance i of chunk k is chunk k·n + i;
-// Blocked: within each rank block of a buffer, instance i's chunks are contiguous; Auto picks
-// Interleaved when every operation moves one chunk, and Blocked otherwise (it is the layout that
-// keeps a multi-chunk step whole).
+// Instances, the cut-for-instances and replicate passes: `instances` copies of the algorithm, each
+// handling its share of every chunk, each on channels and threadblocks of its own. Interleaved
+// layout: instance i of chunk k is chunk k·n + i; Blocked: within each rank block of a buffer,
+// instance i's chunks are contiguous; Auto picks Interleaved when every operation moves one chunk,
+// and Blocked otherwise (it is the layout that keeps a multi-chunk step whole).
 //
 // The compiler compiles one instance (every pass, schedule and threadblocks included) and copies
 // the result: instances share nothing, so k copies have exactly k times the steps and fused steps

@@ -1,4 +1,4 @@
-// Pass 4, schedule: one global order of all instructions, from which every threadblock takes its
+// The schedule pass: one global order of all instructions, from which every threadblock takes its
 // steps. A list scheduler picks, among ready instructions, the one with the longest path to a
 // sink (critical path); a receive is ready only once it is the next message between its two
 // ranks, so every connection's sends and receives come in the same order whatever channels and

@@ -1,6 +1,6 @@
-// Pass 8b, verify: the program's postcondition on its trace (rank, buffer, index, expected and
-// found contributions), then the CPU reference executor on the emitted IR over several tile
-// sizes, FIFO depths 2 and 8 and a few seeds.
+// The verify pass: the CPU reference executor on the emitted IR over several tile sizes, FIFO
+// depths 2 and 8 and a few seeds. (The program's postcondition on its trace, with rank, buffer,
+// index, expected and found contributions, is the first pass: weft/dsl/postcondition.h.)
 #pragma once
 
 #include <optional>
