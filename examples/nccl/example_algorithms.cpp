@@ -12,8 +12,8 @@
 
 #include <fmt/format.h>
 
-#include "weft/ir/collective_spec.h"
 #include "weft/cpu/cpu_executor.h"
+#include "weft/ir/collective_spec.h"
 #include "weft/ir/ir.h"
 #include "weft/ir/validate.h"
 #include "weft/ir/xml.h"

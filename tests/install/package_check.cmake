@@ -1,8 +1,10 @@
 # Weft as a package, as a user outside its tree uses it: install the build into PREFIX, build
 # examples/user-algorithms (a CMake project of its own) against the install with find_package(Weft),
 # load its library into the installed weftc, compile and prove its algorithm, and run its
-# standalone program; then the same library built by hand with pkg-config; and where CUDA was
-# built, a C program against Weft::weft.
+# standalone program; then the same library built by hand with pkg-config; a program of the
+# user's that links the predictor (examples/predict: a topology loaded, an algorithm simulated,
+# its table printed), by find_package and by pkg-config; every installed public header compiled
+# on its own; and where CUDA was built, a C program against Weft::weft.
 #
 # Arguments: BUILD_DIR PREFIX WORK SOURCE_DIR CXX C GENERATOR LIBDIR SANITIZE_FLAGS WITH_C_API
 file(REMOVE_RECURSE "${PREFIX}" "${WORK}")
@@ -21,7 +23,9 @@ run("cmake --install" "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${PR
 foreach(file IN ITEMS "${LIBDIR}/cmake/Weft/WeftConfig.cmake"
                       "${LIBDIR}/cmake/Weft/WeftConfigVersion.cmake"
                       "${LIBDIR}/pkgconfig/weft-dsl.pc" "include/weft/version.h"
-                      "include/weft/dsl/dsl.h" "include/weft/compiler/compiler.h")
+                      "include/weft/dsl/dsl.h" "include/weft/compiler/compiler.h"
+                      "${LIBDIR}/pkgconfig/weft-predict.pc" "${LIBDIR}/pkgconfig/weft-tuning.pc"
+                      "include/weft/predict/simulator.h" "include/weft/tuning/tune.h")
   if(NOT EXISTS "${PREFIX}/${file}")
     message(FATAL_ERROR "the install lacks ${file}")
   endif()
@@ -89,7 +93,66 @@ if(NOT run_output MATCHES "my_allgather_reverse_ring")
   message(FATAL_ERROR "weftc list --load did not show the library's algorithm:\n${run_output}")
 endif()
 
-# 3. The GPU runtime's C API: a C program links Weft::weft and checks the library's version
+# 3. The predictor from a program of the user's: examples/predict against the install, run on a
+#    4-rank ring on the h100-nvswitch preset. Its table must hold a prediction for every size,
+#    and the same program built with pkg-config's flags must print the same table.
+run("configuring examples/predict against the install"
+    "${CMAKE_COMMAND}" -S "${SOURCE_DIR}/examples/predict" -B "${WORK}/predict" -G "${GENERATOR}"
+    "-DCMAKE_CXX_COMPILER=${CXX}" "-DCMAKE_PREFIX_PATH=${PREFIX}" -DCMAKE_BUILD_TYPE=Release
+    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF ${user_flags})
+run("building examples/predict" "${CMAKE_COMMAND}" --build "${WORK}/predict")
+set(ring "${SOURCE_DIR}/tests/data/xml/ring_allreduce_4r.xml")
+run("predict_sizes (find_package build)" "${WORK}/predict/predict_sizes" "${ring}" h100-nvswitch)
+set(predicted "${run_output}")
+string(REGEX MATCHALL "
+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+" rows "${predicted}")
+list(LENGTH rows row_count)
+if(NOT predicted MATCHES "h100-nvswitch \(4 ranks\)" OR NOT row_count EQUAL 6)
+  message(FATAL_ERROR "predict_sizes printed ${row_count} rows, not 6:\n${predicted}")
+endif()
+run("pkg-config weft-predict" "${PKG_CONFIG}" --cflags --libs weft-predict)
+string(STRIP "${run_output}" pc_flags)
+separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
+run("building examples/predict with pkg-config flags" "${CXX}" -std=c++20 ${sanitize}
+    "${SOURCE_DIR}/examples/predict/predict_sizes.cpp" -o "${WORK}/predict_sizes_pc" ${pc_flags})
+run("predict_sizes (pkg-config build)" "${WORK}/predict_sizes_pc" "${ring}" h100-nvswitch)
+if(NOT run_output STREQUAL predicted)
+  message(FATAL_ERROR "the pkg-config build printed:\n${run_output}\nthe CMake build:\n${predicted}")
+endif()
+run("pkg-config weft-tuning" "${PKG_CONFIG}" --cflags --libs weft-tuning)
+
+# 4. Every installed public header compiles on its own (included first and alone, twice), with
+#    the warnings Weft builds with: a header that relies on what its includer included first fails
+#    here.
+file(GLOB_RECURSE headers RELATIVE "${PREFIX}/include" "${PREFIX}/include/weft/*.h")
+list(LENGTH headers header_count)
+if(header_count LESS 40)
+  message(FATAL_ERROR "only ${header_count} headers installed under ${PREFIX}/include/weft")
+endif()
+set(sources "")
+foreach(header IN LISTS headers)
+  string(MAKE_C_IDENTIFIER "${header}" unit)
+  file(WRITE "${WORK}/headers/${unit}.cpp" "#include \"${header}\"\n#include \"${header}\"\n")
+  list(APPEND sources "${unit}.cpp")
+endforeach()
+string(REPLACE ";" " " sources "${sources}")
+file(WRITE "${WORK}/headers/CMakeLists.txt" "cmake_minimum_required(VERSION 3.25)
+project(weft_headers LANGUAGES CXX)
+find_package(Weft CONFIG REQUIRED)
+add_library(each_header OBJECT ${sources})
+target_link_libraries(each_header PRIVATE Weft::predict Weft::tuning Weft::compiler
+                      Weft::algorithms)
+target_compile_options(each_header PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
+                       -Wno-sign-conversion -Werror)
+")
+run("configuring the header check"
+    "${CMAKE_COMMAND}" -S "${WORK}/headers" -B "${WORK}/headers/build" -G "${GENERATOR}"
+    "-DCMAKE_CXX_COMPILER=${CXX}" "-DCMAKE_PREFIX_PATH=${PREFIX}"
+    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
+run("compiling each installed header on its own (${header_count})"
+    "${CMAKE_COMMAND}" --build "${WORK}/headers/build" -j 2)
+
+# 5. The GPU runtime's C API: a C program links Weft::weft and checks the library's version
 #    against its header's (no GPU needed for that).
 if(WITH_C_API)
   file(WRITE "${WORK}/c_api/CMakeLists.txt" [=[
@@ -130,4 +193,5 @@ int main(void) {
   endif()
 endif()
 message(STATUS "the user's project built against the install in ${PREFIX}; its algorithms "
-               "compiled, loaded and proved")
+               "compiled, loaded and proved; the predictor linked and simulated; "
+               "${header_count} installed headers compiled on their own")
