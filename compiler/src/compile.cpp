@@ -184,8 +184,8 @@ Scheduled fuse_and_schedule(const InstructionDag& lowered, const InstructionDag*
                             const ForwardStats& forward_stats, bool fusion, const Lap& lap) {
   Scheduled out;
   out.forwarded = forward_stats;
-  // Depth 2 first: what every runtime guarantees (DESIGN.md §2.4); unbounded leaves deadlock
-  // freedom to the executor's verdict.
+  // Depth 2 first: what every runtime guarantees (docs/architecture.md §2.4); unbounded leaves
+  // deadlock freedom to the executor's verdict.
   struct Attempt {
     bool forwarded;
     bool fused;

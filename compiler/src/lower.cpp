@@ -71,7 +71,8 @@ InstructionDag lower(const dsl::Program& program, const LowerOptions& options) {
         if (op.kind == dsl::OperationKind::Copy) {
           recv.type = ir::StepType::Recv;
         } else {
-          // The local operand of a recv-reduce is the destination itself (DESIGN.md §2.5).
+          // The local operand of a recv-reduce is the destination itself (docs/architecture.md
+          // §2.5).
           recv.type = ir::StepType::RecvReduceCopy;
           recv.srcbuf = recv.dstbuf;
           recv.srcoff = recv.dstoff;

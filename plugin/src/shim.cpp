@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "weft/plugin/standalone_id.h"
 #include "weft/ir/nccl_version.h"
+#include "weft/plugin/standalone_id.h"
 #include "weft/version.h"
 
 namespace weft::plugin {
@@ -738,10 +738,10 @@ ncclResult_t Shim::collective(const char* api, CollectiveCall call, ncclComm_t c
     if (record->weft) {
       const WeftSide& side = *record->weft;
       const std::vector<int>& handles = record->handles;
-      selection = select_algorithm(
-          record->algorithms, call, [&](std::size_t k, const gpu::CallShape& shape) {
-            return side.applies(handles[k], shape);
-          });
+      selection = select_algorithm(record->algorithms, call,
+                                   [&](std::size_t k, const gpu::CallShape& shape) {
+                                     return side.applies(handles[k], shape);
+                                   });
     } else {
       selection.reason = record->no_weft_reason;
     }

@@ -1,6 +1,6 @@
 // NCCL's tuner plugin interface, versions 4 and 5, as NCCL 2.28 expects it
-// (reference/nccl.md). Every plugin carries its own copy of these definitions: NCCL loads the
-// plugin by symbol name and trusts the layout.
+// (NCCL's src/include/plugin/tuner/tuner_v5.h, v4 likewise). Every plugin carries its own copy of
+// these definitions: NCCL loads the plugin by symbol name and trusts the layout.
 #pragma once
 
 #include <nccl.h>

@@ -9,11 +9,11 @@
 #include <string>
 
 #include "nccl_functions.h"
-#include "weft/plugin/call_selection.h"
 #include "weft/gpu/bootstrap.h"
 #include "weft/gpu/selection.h"
 #include "weft/gpu/status.h"
 #include "weft/ir/ir.h"
+#include "weft/plugin/call_selection.h"
 
 namespace weft::plugin {
 

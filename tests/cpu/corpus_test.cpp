@@ -9,8 +9,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "weft/ir/validate.h"
 #include "weft/cpu/verify.h"
+#include "weft/ir/validate.h"
 
 namespace weft::cpu {
 namespace {

@@ -1,5 +1,5 @@
-// Deadlocks (DESIGN.md §2.4, §3): reported with every blocked threadblock, its step and what it
-// waits for; min_fifo_depth finds the least depth at which an algorithm completes.
+// Deadlocks (docs/architecture.md §2.4, §3): reported with every blocked threadblock, its step and
+// what it waits for; min_fifo_depth finds the least depth at which an algorithm completes.
 #include <catch2/catch.hpp>
 
 #include "cpu_test_algorithms.h"

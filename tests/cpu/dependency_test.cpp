@@ -1,5 +1,5 @@
-// Dependencies (DESIGN.md §2.6): a step waits for another threadblock's step in the same tile;
-// several waits are chained through nops; threadblocks otherwise run ahead independently.
+// Dependencies (docs/architecture.md §2.6): a step waits for another threadblock's step in the same
+// tile; several waits are chained through nops; threadblocks otherwise run ahead independently.
 #include <algorithm>
 #include <map>
 #include <tuple>

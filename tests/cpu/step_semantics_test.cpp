@@ -1,6 +1,6 @@
-// The effect of each step type (DESIGN.md §2.5), on tiny custom algorithms whose int32 inputs say
-// where every value came from (1000·rank + 100·chunk + element). Chunks of 5 elements in tiles of
-// 2, so every step runs for three tiles, the last one short.
+// The effect of each step type (docs/architecture.md §2.5), on tiny custom algorithms whose int32
+// inputs say where every value came from (1000·rank + 100·chunk + element). Chunks of 5 elements in
+// tiles of 2, so every step runs for three tiles, the last one short.
 #include <catch2/catch.hpp>
 
 #include "cpu_test_support.h"

@@ -1,5 +1,5 @@
-// Tiles (DESIGN.md §2.3): every threadblock replays its steps once per tile of T elements of each
-// chunk; the last tile may be short; results never depend on T.
+// Tiles (docs/architecture.md §2.3): every threadblock replays its steps once per tile of T
+// elements of each chunk; the last tile may be short; results never depend on T.
 #include <catch2/catch.hpp>
 
 #include "cpu_test_algorithms.h"

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "weft/ir/collective_spec.h"
 #include "weft/cpu/cpu_executor.h"
+#include "weft/ir/collective_spec.h"
 #include "weft/ir/geometry.h"
 #include "weft/ir/validate.h"
 #include "weft/ir/xml.h"

@@ -13,9 +13,9 @@
 #include <cstring>
 #include <string>
 
+#include "weft/gpu/bootstrap.h"
 #include "weft/gpu/socket.h"
 #include "weft/plugin/standalone_id.h"
-#include "weft/gpu/bootstrap.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
-// What only a GPU can show of the kernel review's findings (../shared/reference/
-// kernel-review.md): whether one GPU's SMs see a 128-byte line whole (the torn-line probe, under
+// What only a GPU can show of what the kernel's review against NCCL's memory orders found:
+// whether one GPU's SMs see a 128-byte line whole (the torn-line probe, under
 // stress), that grids which cannot all be resident at once wait their turn instead of waiting on
 // each other, and that a CUDA graph replayed after a failure touches nothing.
 #include <cuda_runtime_api.h>

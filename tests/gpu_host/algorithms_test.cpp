@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "builtin_algorithms.h"
-#include "weft/ir/collective_spec.h"
 #include "weft/cpu/cpu_executor.h"
+#include "weft/ir/collective_spec.h"
 #include "weft/ir/validate.h"
 
 namespace weft::gpu::testing {

@@ -6,9 +6,9 @@
 #include <set>
 
 #include "builtin_algorithms.h"
-#include "weft/gpu/launch_plan.h"
 #include "weft/gpu/connection_layout.h"
 #include "weft/gpu/device_program.h"
+#include "weft/gpu/launch_plan.h"
 
 namespace weft::gpu::testing {
 namespace {

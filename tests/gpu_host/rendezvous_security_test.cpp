@@ -11,8 +11,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "weft/gpu/socket.h"
 #include "weft/gpu/bootstrap.h"
+#include "weft/gpu/socket.h"
 
 namespace weft::gpu {
 namespace {

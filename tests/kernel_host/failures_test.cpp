@@ -62,8 +62,8 @@ TEST_CASE("failures: a dependency that never completes is reported", "[kernel-ho
 }
 
 // perf::three_ahead sends three messages each way before receiving any: at FIFO depth 2 (the
-// runtime's shallowest, DESIGN.md §2.4, and what an algorithm that needs one slot more than it
-// gets looks like) both ranks block on their third send; with depth 4 it completes.
+// runtime's shallowest, docs/architecture.md §2.4, and what an algorithm that needs one slot more
+// than it gets looks like) both ranks block on their third send; with depth 4 it completes.
 TEST_CASE("failures: a FIFO too shallow for the algorithm times out on the free slot",
           "[kernel-host][failures]") {
   for (const ir::Protocol proto : kProtocols) {

@@ -1,5 +1,5 @@
-// What the kernel review found, proved where the CPU can prove it (../shared/reference/
-// kernel-review.md): LL's flags across the 32-bit wrap, the timeout that starts only once every
+// What the kernel's review against NCCL's memory orders found, proved where the CPU can prove
+// it: LL's flags across the 32-bit wrap, the timeout that starts only once every
 // rank has entered the call, the process's abort word, a replay after a failure, and LL128's
 // refusal over a link that may tear its lines.
 #include <chrono>

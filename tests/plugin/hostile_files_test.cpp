@@ -10,10 +10,10 @@
 #include <catch2/catch.hpp>
 
 #include "plugin_test_support.h"
+#include "weft/ir/text_file.h"
 #include "weft/plugin/algorithm_catalog.h"
 #include "weft/plugin/debug_log.h"
 #include "weft/tuning/tuner_config.h"
-#include "weft/ir/text_file.h"
 
 namespace {
 

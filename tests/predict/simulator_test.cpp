@@ -1,5 +1,5 @@
-// The simulator against NCCL's own model and against physics (DESIGN.md §7): NCCL's ring,
-// written as a Weft algorithm with NCCL's channel count, predicted by simulation, agrees with
+// The simulator against NCCL's own model and against physics (docs/architecture.md §7): NCCL's
+// ring, written as a Weft algorithm with NCCL's channel count, predicted by simulation, agrees with
 // tuning.cc's formula; a large ring converges to 2(N−1)/N·S over its bottleneck; all-pairs beats
 // the ring on small calls and loses on large ones on NVSwitch machines; across nodes the
 // hierarchical allreduce beats a flat ring on large calls.

@@ -13,10 +13,10 @@
 #include "device_call.h"
 #include "perf_device.h"
 #include "reference.h"
-#include "weft/ir/collective_spec.h"
 #include "weft/cpu/cpu_executor.h"
-#include "weft/ir/geometry.h"
 #include "weft/gpu/communicator.h"
+#include "weft/ir/collective_spec.h"
+#include "weft/ir/geometry.h"
 #include "weft/ir/validate.h"
 
 namespace weft::gpu::testing {

@@ -16,8 +16,8 @@
 
 #include "commands.h"
 #include "load.h"
-#include "weft/predict/pictures.h"
 #include "weft/ir/text_file.h"
+#include "weft/predict/pictures.h"
 
 extern char** environ;  // POSIX: the environment posix_spawnp hands on to `dot`
 

@@ -16,8 +16,8 @@ void print_info(const std::string& path, const ir::Algorithm& algo) {
   fmt::print("{}\n", path);
   fmt::print("  name            {}\n", algo.name);
   fmt::print("  collective      {}\n", algo.collective == ir::Collective::Custom
-                                            ? algo.collective_name
-                                            : std::string(ir::to_string(algo.collective)));
+                                           ? algo.collective_name
+                                           : std::string(ir::to_string(algo.collective)));
   fmt::print("  ranks           {}\n", algo.ngpus);
   fmt::print("  protocol        {}\n", ir::to_string(algo.protocol));
   fmt::print("  chunks per loop {}\n", algo.nchunksperloop);
@@ -51,8 +51,9 @@ void add_info_command(CLI::App& app, int& exit_code) {
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
-      "info", "Summarise algorithm files: collective, ranks, protocol, channels, threadblocks, "
-              "steps, connections, traffic per rank, critical path");
+      "info",
+      "Summarise algorithm files: collective, ranks, protocol, channels, threadblocks, "
+      "steps, connections, traffic per rank, critical path");
   cmd->add_option("files", args->files, "MSCCL XML files")->required();
   add_profile_option(*cmd, args->profile);
   cmd->callback([args, &exit_code] {

@@ -1,5 +1,5 @@
 // `weftc simulate`: predicted time, algbw and busbw per size of an algorithm file on a topology,
-// as nccl-tests prints measurements (DESIGN.md §7).
+// as nccl-tests prints measurements (docs/architecture.md §7).
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,11 +11,11 @@
 #include "load.h"
 #include "predict_options.h"
 #include "weft/gpu/options.h"
+#include "weft/ir/text_file.h"
+#include "weft/ir/types.h"
 #include "weft/predict/nccl_model.h"
 #include "weft/predict/pictures.h"
 #include "weft/predict/simulator.h"
-#include "weft/ir/text_file.h"
-#include "weft/ir/types.h"
 
 namespace weft::weftc {
 namespace {

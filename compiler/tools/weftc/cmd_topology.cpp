@@ -8,8 +8,8 @@
 
 #include "commands.h"
 #include "predict_options.h"
-#include "weft/predict/cost_parameters.h"
 #include "weft/ir/text_file.h"
+#include "weft/predict/cost_parameters.h"
 
 namespace weft::weftc {
 

@@ -8,10 +8,10 @@
 
 #include "commands.h"
 #include "load.h"
-#include "weft/ir/collective_spec.h"
 #include "weft/cpu/cpu_executor.h"
-#include "weft/ir/geometry.h"
 #include "weft/cpu/verify.h"
+#include "weft/ir/collective_spec.h"
+#include "weft/ir/geometry.h"
 
 namespace weft::weftc {
 namespace {
@@ -33,8 +33,7 @@ struct VerifyArgs {
 std::string case_label(const cpu::RunOptions& o) {
   return fmt::format("{:<10} S={} T={} D={} seed={}", o.in_place ? "in-place" : "out-of-place",
                      o.chunk_elements, o.tile_elements,
-                     o.fifo_depth == 0 ? std::string("inf") : std::to_string(o.fifo_depth),
-                     o.seed);
+                     o.fifo_depth == 0 ? std::string("inf") : std::to_string(o.fifo_depth), o.seed);
 }
 
 // A custom collective read from XML carries no postcondition: check completion only.
@@ -89,9 +88,10 @@ int verify_file(const std::string& path, const VerifyArgs& args, const ir::Limit
   bool has_postcondition = true;
   cpu::Executor executor(*algo, spec_for(*algo, args.root, has_postcondition));
   if (!has_postcondition) {
-    fmt::print("{}: note: collective '{}' has no postcondition in XML; checking that every rank "
-               "completes without deadlock or protocol error only\n",
-               path, algo->collective_name);
+    fmt::print(
+        "{}: note: collective '{}' has no postcondition in XML; checking that every rank "
+        "completes without deadlock or protocol error only\n",
+        path, algo->collective_name);
   }
   cpu::VerifyReport report = cpu::verify(executor, options);
 

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "weft/gpu/options.h"
-#include "weft/predict/cost_parameters.h"
 #include "weft/ir/xml.h"
+#include "weft/predict/cost_parameters.h"
 
 namespace weft::weftc {
 

@@ -16,7 +16,7 @@ namespace weft::weftc {
 struct MachineArgs {
   std::string topology;
   int nodes = 1;
-  int gpus_per_node = 0;  // 0: every GPU of the topology
+  int gpus_per_node = 0;   // 0: every GPU of the topology
   std::string parameters;  // a cost-parameter file that overrides the topology's
 };
 

@@ -1,5 +1,5 @@
 // Where a chunk of a logical buffer (the IR's i, o, s) lives among the buffers a rank really has
-// in a call: in an in-place call input and output share memory (DESIGN.md §2.2).
+// in a call: in an in-place call input and output share memory (docs/architecture.md §2.2).
 #pragma once
 
 #include <cstddef>

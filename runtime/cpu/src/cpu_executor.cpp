@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 
 #include "element_ops.h"
-#include "weft/cpu/plan.h"
 #include "run_cache.h"
 #include "schedule.h"
+#include "weft/cpu/plan.h"
 #include "weft/ir/geometry.h"
 
 namespace weft::cpu {

@@ -3,10 +3,10 @@
 
 #include "buffer_location.h"
 #include "element_ops.h"
-#include "weft/cpu/plan.h"
 #include "prng.h"
 #include "schedule.h"
 #include "weft/cpu/cpu_executor.h"
+#include "weft/cpu/plan.h"
 
 namespace weft::cpu {
 

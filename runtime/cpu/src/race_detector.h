@@ -1,5 +1,5 @@
-// Data races by happens-before (DESIGN.md §2.4–2.6), checked as the scheduler runs. The order
-// that holds on every GPU is: program order within a threadblock (tile after tile); a step's
+// Data races by happens-before (docs/architecture.md §2.4–2.6), checked as the scheduler runs. The
+// order that holds on every GPU is: program order within a threadblock (tile after tile); a step's
 // dependency (the waiting execution follows the depended-on step's execution in the same tile);
 // a message's receive follows its send; and with FIFO depth D > 0 the send of message k+D on a
 // connection follows the receive of message k (the receiver frees the slot). Each of these pairs
@@ -30,9 +30,9 @@
 #include <string>
 #include <vector>
 
+#include "weft/cpu/cpu_executor.h"
 #include "weft/cpu/light_queue.h"
 #include "weft/cpu/plan.h"
-#include "weft/cpu/cpu_executor.h"
 
 namespace weft::cpu::detail {
 
@@ -119,8 +119,8 @@ class RaceDetector {
 
   std::vector<LightQueue<std::uint32_t>> sent_;      // per connection: senders' clocks in flight
   std::vector<LightQueue<std::uint32_t>> received_;  // per connection: receivers' clocks, for D
-  std::vector<std::uint64_t> sends_;            // per connection: messages sent so far
-  std::vector<std::uint64_t> receives_;         // per connection: messages received so far
+  std::vector<std::uint64_t> sends_;                 // per connection: messages sent so far
+  std::vector<std::uint64_t> receives_;              // per connection: messages received so far
 
   std::vector<std::size_t> location_base_;  // per rank and slot
   std::vector<Location> locations_;

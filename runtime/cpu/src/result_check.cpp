@@ -10,10 +10,10 @@
 
 #include "buffer_location.h"
 #include "element_ops.h"
-#include "weft/cpu/plan.h"
 #include "run_cache.h"
 #include "schedule.h"
 #include "weft/cpu/cpu_executor.h"
+#include "weft/cpu/plan.h"
 
 namespace weft::cpu {
 

@@ -1,5 +1,5 @@
-// Runs a plan on host buffers (DESIGN.md §2.3–2.6, §3): one threadblock step at a time, chosen
-// by seeded priorities among the runnable ones (ready_set.h), each threadblock replaying its
+// Runs a plan on host buffers (docs/architecture.md §2.3–2.6, §3): one threadblock step at a time,
+// chosen by seeded priorities among the runnable ones (ready_set.h), each threadblock replaying its
 // step list tile after tile, connections as FIFOs of bounded depth. Blocked threadblocks wait on
 // the connection or the threadblock they need and are woken when it changes, never polled: a
 // step costs O(log n) for n threadblocks (the ready heap and the dependency waiters), whatever
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "element_ops.h"
-#include "weft/cpu/plan.h"
 #include "weft/cpu/cpu_executor.h"
+#include "weft/cpu/plan.h"
 
 namespace weft::cpu::detail {
 

@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "kernels.h"
 #include "host_launch.h"
+#include "kernels.h"
 
 namespace weft::gpu::host {
 

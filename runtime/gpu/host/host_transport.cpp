@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "weft/gpu/device_abi.h"
 #include "host_runtime.h"
+#include "weft/gpu/device_abi.h"
 #include "weft/gpu/transport.h"
 
 namespace weft::gpu {

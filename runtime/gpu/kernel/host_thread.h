@@ -1,6 +1,7 @@
-// Host mode of the interpreter kernel (DESIGN.md §5): what a GPU gives a thread of a CTA, given
-// by the host launcher to each of its OS threads. The kernel's source compiles unchanged against
-// portability.h, which maps threadIdx, __syncthreads_or, __ballot_sync and the rest onto this.
+// Host mode of the interpreter kernel (docs/architecture.md §5): what a GPU gives a thread of a
+// CTA, given by the host launcher to each of its OS threads. The kernel's source compiles unchanged
+// against portability.h, which maps threadIdx, __syncthreads_or, __ballot_sync and the rest onto
+// this.
 //
 // Every CTA of a launch runs at once, each of its threads a real OS thread, because CTAs wait on
 // each other (FIFOs, dependency flags) and the threads of a CTA on each other (barriers, warp

@@ -1,5 +1,5 @@
-// The interpreter kernel (DESIGN.md §5): one CTA per threadblock of every local rank, each
-// replaying its flat step list once per tile (§2.3). Per step:
+// The interpreter kernel (docs/architecture.md §5): one CTA per threadblock of every local rank,
+// each replaying its flat step list once per tile (§2.3). Per step:
 //   1. wait   (thread 0): dependencies (progress flags of the rank's other threadblocks), a free
 //             slot on the send connection (head counter), and for Simple the next message on
 //             the receive connection (tail counter); every wait has a deadline;
@@ -21,11 +21,11 @@
 
 #include <cstdint>
 
-#include "weft/gpu/device_abi.h"
 #include "element_types.cuh"
-#include "weft/gpu/message_layout.h"
 #include "portability.h"
 #include "primitives.cuh"
+#include "weft/gpu/device_abi.h"
+#include "weft/gpu/message_layout.h"
 #include "weft/gpu/options.h"
 
 namespace weft::gpu::device {

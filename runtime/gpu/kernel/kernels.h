@@ -4,8 +4,8 @@
 // plain functions the host launcher runs on every thread (host_types_<type>.cpp).
 #pragma once
 
-#include "weft/gpu/device_abi.h"
 #include "portability.h"
+#include "weft/gpu/device_abi.h"
 #include "weft/ir/ir.h"
 #include "weft/ir/types.h"
 

@@ -1,4 +1,4 @@
-// What the interpreter kernel uses of CUDA C++, for its two builds (DESIGN.md §5):
+// What the interpreter kernel uses of CUDA C++, for its two builds (docs/architecture.md §5):
 //  - nvcc: CUDA itself, and the kernel's code goes in namespace device::cuda;
 //  - the host C++ compiler (host mode): the same source runs on OS threads that the host launcher
 //    starts (host_thread.h), and the code goes in namespace device::host, so that both builds can
@@ -26,8 +26,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "weft/ir/half_float.h"
 #include "host_thread.h"
+#include "weft/ir/half_float.h"
 
 #define WEFT_KERNEL_BUILD host
 #define WEFT_NOINLINE __attribute__((noinline))

@@ -12,8 +12,8 @@
 
 #include <cstdint>
 
-#include "weft/gpu/device_abi.h"
 #include "portability.h"
+#include "weft/gpu/device_abi.h"
 
 #if defined(__CUDACC__)
 #include "primitives_cuda.cuh"

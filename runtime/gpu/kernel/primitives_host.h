@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <thread>
 
-#include "weft/gpu/device_abi.h"
 #include "portability.h"
+#include "weft/gpu/device_abi.h"
 
 namespace weft::gpu::device {
 inline namespace WEFT_KERNEL_BUILD {

@@ -26,11 +26,14 @@ void Diagnostics::warning(std::string file, int line, std::string element, std::
       {Severity::Warning, std::move(file), line, std::move(element), std::move(message)});
 }
 
-bool Diagnostics::has_errors() const { return error_count() > 0; }
+bool Diagnostics::has_errors() const {
+  return error_count() > 0;
+}
 
 std::size_t Diagnostics::error_count() const {
-  return static_cast<std::size_t>(std::count_if(
-      items.begin(), items.end(), [](const Diagnostic& d) { return d.severity == Severity::Error; }));
+  return static_cast<std::size_t>(
+      std::count_if(items.begin(), items.end(),
+                    [](const Diagnostic& d) { return d.severity == Severity::Error; }));
 }
 
 std::string Diagnostics::str() const {

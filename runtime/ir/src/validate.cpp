@@ -1,6 +1,6 @@
-// Static validation of an IR (DESIGN.md §2.7). Every check is a linear pass or a map lookup,
-// so a 100,000-step algorithm validates in milliseconds, and every problem found is reported
-// (up to DiagnosticSink's cap) rather than only the first.
+// Static validation of an IR (docs/architecture.md §2.7). Every check is a linear pass or a map
+// lookup, so a 100,000-step algorithm validates in milliseconds, and every problem found is
+// reported (up to DiagnosticSink's cap) rather than only the first.
 #include "weft/ir/validate.h"
 
 #include <algorithm>

@@ -3,7 +3,6 @@
 #include <string>
 #include <string_view>
 
-
 #include <fmt/format.h>
 
 #include "weft/ir/xml.h"

@@ -1,9 +1,9 @@
-// Links shared by concurrent transfers, as fluid flows (DESIGN.md §7). A flow moves bytes over a
-// set of links, each with a weight (a step that reads and writes its GPU's memory crosses the
-// memory link twice). Every link splits its bandwidth evenly among the weight on it, and a flow
-// runs at the smallest share it gets on any of its links, capped by what its threadblock can move.
-// When a flow starts or ends, only the flows that share a link with it change rate, so an event
-// costs O(flows on its links), not O(all flows).
+// Links shared by concurrent transfers, as fluid flows (docs/architecture.md §7). A flow moves
+// bytes over a set of links, each with a weight (a step that reads and writes its GPU's memory
+// crosses the memory link twice). Every link splits its bandwidth evenly among the weight on it,
+// and a flow runs at the smallest share it gets on any of its links, capped by what its threadblock
+// can move. When a flow starts or ends, only the flows that share a link with it change rate, so an
+// event costs O(flows on its links), not O(all flows).
 //
 // Even split is not max-min fairness: bandwidth a flow cannot use because another link limits it
 // is not handed to the others. On the machines modelled here a link's flows are alike (a

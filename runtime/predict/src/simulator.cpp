@@ -12,9 +12,9 @@
 #include "flow_network.h"
 #include "weft/cpu/plan.h"
 #include "weft/cpu/step_core.h"
-#include "weft/ir/geometry.h"
 #include "weft/gpu/call_plan.h"
 #include "weft/gpu/selection.h"
+#include "weft/ir/geometry.h"
 #include "weft/predict/nccl_model.h"
 
 namespace weft::predict {
@@ -40,8 +40,8 @@ struct Arrival {
 struct MessageState {
   double first_us = 0;
   double last_us = kNotYet;  // until the sender ends
-  int record = -1;                  // the sender's step record (recording)
-  int waiting = -1;                 // a receiver whose flow ended before the last bytes came
+  int record = -1;           // the sender's step record (recording)
+  int waiting = -1;          // a receiver whose flow ended before the last bytes came
 };
 
 // Accesses a step makes to its own GPU's memory per payload byte: reads of the FIFO slot, the

@@ -63,8 +63,8 @@ std::string chunks(ir::BufferKind buffer, int offset, int count) {
   return fmt::format("{}[{}..{})", ir::to_char(buffer), offset, offset + count);
 }
 
-// What the step does, in DESIGN.md §2.5's terms: "r0 ⊕ i[1] → i[1]" for an rrc receiving from
-// rank 0. rN names a peer rank, i/o/s a buffer.
+// What the step does, in docs/architecture.md §2.5's terms: "r0 ⊕ i[1] → i[1]" for an rrc receiving
+// from rank 0. rN names a peer rank, i/o/s a buffer.
 std::string operation(const ir::Threadblock& tb, const ir::Step& step) {
   const std::string src = chunks(step.srcbuf, step.srcoff, step.count);
   const std::string dst = chunks(step.dstbuf, step.dstoff, step.count);
@@ -215,7 +215,7 @@ std::string step_graph_dot(const ir::Algorithm& algorithm, const DotOptions& opt
   }
 
   // Messages: per connection, the k-th sending step of its sender to the k-th receiving step of
-  // its receiver (DESIGN.md §2.4).
+  // its receiver (docs/architecture.md §2.4).
   std::map<ir::Connection, End> senders;
   std::map<ir::Connection, End> receivers;
   std::vector<std::string> problems;

@@ -12,8 +12,8 @@
 #include <fmt/format.h>
 
 #include "step_colours.h"
-#include "weft/predict/svg_text.h"
 #include "weft/predict/pictures.h"
+#include "weft/predict/svg_text.h"
 
 namespace weft::predict {
 namespace {

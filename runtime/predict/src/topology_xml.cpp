@@ -13,9 +13,9 @@
 #include <fmt/format.h>
 #include <pugixml.hpp>
 
-#include "weft/predict/presets.h"
 #include "weft/ir/text_file.h"
 #include "weft/ir/xml_text.h"
+#include "weft/predict/presets.h"
 
 namespace weft::predict {
 namespace {

@@ -20,11 +20,11 @@
 #include "perf_device.h"
 #include "perf_options.h"
 #include "perf_report.h"
-#include "weft/ir/collective_spec.h"
 #include "weft/cpu/cpu_executor.h"
 #include "weft/gpu/call_plan.h"
 #include "weft/gpu/communicator.h"
 #include "weft/gpu/device_program.h"
+#include "weft/ir/collective_spec.h"
 #include "weft/ir/validate.h"
 
 namespace weft::perf {

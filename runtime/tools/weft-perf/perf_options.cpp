@@ -8,9 +8,9 @@
 #include <CLI/CLI.hpp>
 
 #include "builtin_algorithms.h"
-#include "weft/ir/geometry.h"
 #include "weft/gpu/bootstrap.h"
 #include "weft/gpu/options.h"
+#include "weft/ir/geometry.h"
 
 namespace weft::perf {
 

@@ -59,7 +59,7 @@ std::vector<std::size_t> size_sweep(std::size_t min_bytes, std::size_t max_bytes
 // rounded down to what the algorithm divides into chunks (at least one chunk per rank), and
 // the bytes that count really covers.
 struct RowCall {
-  std::size_t count = 0;           // NCCL's count (per-peer / per-rank as in DESIGN.md §2.2)
+  std::size_t count = 0;  // NCCL's count (per-peer / per-rank as in docs/architecture.md §2.2)
   std::size_t total_elements = 0;  // count × m: the "count" column of nccl-tests
   std::size_t bytes = 0;           // total_elements × element size
 };

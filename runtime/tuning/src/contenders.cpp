@@ -25,8 +25,7 @@ Contender predict_candidate(const Candidate& candidate, const predict::Topology&
   return c;
 }
 
-std::vector<Contender> nccl_contenders(const predict::Topology& topology,
-                                       ir::Collective collective,
+std::vector<Contender> nccl_contenders(const predict::Topology& topology, ir::Collective collective,
                                        const std::vector<std::uint64_t>& sizes) {
   std::vector<Contender> contenders;
   for (std::size_t i = 0; i < sizes.size(); ++i) {

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "weft/predict/svg_text.h"
 #include "weft/predict/nccl_model.h"
+#include "weft/predict/svg_text.h"
 #include "weft/tuning/bands.h"
 
 namespace weft::tuning {

@@ -1,6 +1,6 @@
-// The assign pass: a channel and a threadblock for every instruction, obeying DESIGN.md §2.4 (a
-// threadblock has at most one send peer, one receive peer and one channel; each connection is
-// driven by one threadblock per direction on each rank).
+// The assign pass: a channel and a threadblock for every instruction, obeying docs/architecture.md
+// §2.4 (a threadblock has at most one send peer, one receive peer and one channel; each connection
+// is driven by one threadblock per direction on each rank).
 //
 // Channels: instructions linked by messages and fused steps form chains that must share a
 // channel. A chain takes its hint; the others follow a ChannelPlan, which the pipeline widens

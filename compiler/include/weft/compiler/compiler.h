@@ -1,6 +1,6 @@
-// The compiler pipeline (DESIGN.md §4): trace → postcondition → lower → cut for instances →
-// forward → fuse ⇄ schedule → assign ⇄ dependencies (the channel search) → replicate → emit →
-// verify. Only a verified result can be written.
+// The compiler pipeline (docs/architecture.md §4): trace → postcondition → lower → cut for
+// instances → forward → fuse ⇄ schedule → assign ⇄ dependencies (the channel search) → replicate →
+// emit → verify. Only a verified result can be written.
 //
 //   weft::dsl::Program p = ...;
 //   weft::compiler::CompileResult result = weft::compiler::compile(p);
@@ -16,9 +16,9 @@
 #include "weft/compiler/forward.h"
 #include "weft/compiler/fuse.h"
 #include "weft/compiler/verify.h"
+#include "weft/cpu/verify.h"
 #include "weft/dsl/program.h"
 #include "weft/ir/ir.h"
-#include "weft/cpu/verify.h"
 
 namespace weft::compiler {
 

@@ -1,5 +1,5 @@
-// The per-rank instruction DAG the passes work on (DESIGN.md §4): the chunk DAG lowered to
-// steps, each with the rank that runs it, its buffers, its peers, the message it sends or
+// The per-rank instruction DAG the passes work on (docs/architecture.md §4): the chunk DAG lowered
+// to steps, each with the rank that runs it, its buffers, its peers, the message it sends or
 // receives and the same-rank instructions it must follow. Flat vectors and indices throughout.
 #pragma once
 

@@ -6,10 +6,10 @@
 #include <optional>
 #include <string>
 
+#include "weft/cpu/verify.h"
 #include "weft/dsl/program.h"
 #include "weft/ir/collective_spec.h"
 #include "weft/ir/ir.h"
-#include "weft/cpu/verify.h"
 
 namespace weft::compiler {
 

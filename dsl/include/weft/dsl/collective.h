@@ -81,8 +81,8 @@ class Collective {
   // one for an alltoall or a reduce-scatter, one per rank for an allgather or an allreduce.
   std::vector<Place> destinations(int rank, int index) const;
 
-  // In an in-place call input and output share memory (DESIGN.md §2.2): where chunk `index` of
-  // `buffer` of `rank` really lives. Out-of-place calls and scratch map to themselves.
+  // In an in-place call input and output share memory (docs/architecture.md §2.2): where chunk
+  // `index` of `buffer` of `rank` really lives. Out-of-place calls and scratch map to themselves.
   ir::Alias resolve(int rank, ir::BufferKind buffer, int index) const;
 
   // The spec the CPU reference executor checks against. Standard collectives use the runtime's

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "weft/plugin/shim_config.h"
 #include "weft/ir/ir.h"
+#include "weft/plugin/shim_config.h"
 
 namespace weft::plugin {
 

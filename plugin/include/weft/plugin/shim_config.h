@@ -1,6 +1,6 @@
-// What the shim reads from the environment (DESIGN.md §6), parsed once into plain data. Reading
-// goes through a lookup function so that tests can supply an environment without touching the
-// process's.
+// What the shim reads from the environment (docs/architecture.md §6), parsed once into plain data.
+// Reading goes through a lookup function so that tests can supply an environment without touching
+// the process's.
 #pragma once
 
 #include <chrono>

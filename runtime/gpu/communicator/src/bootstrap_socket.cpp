@@ -12,8 +12,8 @@
 
 #include <fmt/format.h>
 
-#include "weft/gpu/socket.h"
 #include "weft/gpu/bootstrap.h"
+#include "weft/gpu/socket.h"
 
 namespace weft::gpu {
 

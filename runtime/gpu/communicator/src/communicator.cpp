@@ -13,12 +13,12 @@
 
 #include <fmt/format.h>
 
-#include "weft/gpu/device_abi.h"
-#include "weft/gpu/launch_plan.h"
-#include "weft/ir/geometry.h"
 #include "weft/gpu/call_plan.h"
 #include "weft/gpu/connection_layout.h"
+#include "weft/gpu/device_abi.h"
 #include "weft/gpu/device_program.h"
+#include "weft/gpu/launch_plan.h"
+#include "weft/ir/geometry.h"
 #include "weft/ir/validate.h"
 
 namespace weft::gpu {

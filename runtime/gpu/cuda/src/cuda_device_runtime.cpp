@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 
 #include "cuda_check.h"
-#include "device_memory.h"
 #include "cuda_kernels.h"
+#include "device_memory.h"
 #include "weft/gpu/device_abi.h"
 #include "weft/gpu/ll128_probe.h"
 #include "weft/gpu/options.h"

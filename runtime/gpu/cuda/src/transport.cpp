@@ -17,8 +17,8 @@
 #include "cuda_links.h"
 #include "device_memory.h"
 #include "weft/gpu/device_abi.h"
-#include "weft/gpu/transport_records.h"
 #include "weft/gpu/transport.h"
+#include "weft/gpu/transport_records.h"
 
 namespace weft::gpu {
 

@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "weft/ir/geometry.h"
 #include "weft/gpu/device_program.h"
+#include "weft/ir/geometry.h"
 
 namespace weft::gpu {
 

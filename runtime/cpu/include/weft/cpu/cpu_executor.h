@@ -1,5 +1,5 @@
-// The CPU reference executor (DESIGN.md §3): runs every rank of an IR in one process on host
-// memory, one threadblock step at a time, with bounded FIFOs per connection and tiles of T
+// The CPU reference executor (docs/architecture.md §3): runs every rank of an IR in one process on
+// host memory, one threadblock step at a time, with bounded FIFOs per connection and tiles of T
 // elements. It is the oracle the compiler, the GPU runtime and the shim check against.
 #pragma once
 
@@ -139,11 +139,11 @@ class RunCache {
   std::unique_ptr<detail::RunCacheState> state_;
 };
 
-// Reductions (DESIGN.md §3): sum, prod, min and max for every type, integers wrapping; min and max
-// of floating types propagate NaN so that reading never-written memory shows. Avg follows NCCL's
-// PreMulSum for floating types: every input element is multiplied by 1/ngpus (rounded to the
-// type) before the run, and the algorithm's reductions are sums; so execute() leaves the input
-// buffer premultiplied. Avg on integer types is refused (Outcome::Error).
+// Reductions (docs/architecture.md §3): sum, prod, min and max for every type, integers wrapping;
+// min and max of floating types propagate NaN so that reading never-written memory shows. Avg
+// follows NCCL's PreMulSum for floating types: every input element is multiplied by 1/ngpus
+// (rounded to the type) before the run, and the algorithm's reductions are sums; so execute()
+// leaves the input buffer premultiplied. Avg on integer types is refused (Outcome::Error).
 class Executor {
  public:
   // `algo` must have passed validation, and outlive the executor unchanged. `spec` defines the

@@ -1,4 +1,4 @@
-// The IR's step semantics without data (DESIGN.md §2.3–2.5), shared by the CPU reference
+// The IR's step semantics without data (docs/architecture.md §2.3–2.5), shared by the CPU reference
 // executor (schedule.cpp) and the simulator (runtime/predict/src/simulator.cpp), so that both
 // agree on when a step may run: each threadblock replays its step list tile after tile; a step
 // waits for its dependency's execution in the same tile, a receive for a message, a send for

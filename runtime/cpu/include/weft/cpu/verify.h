@@ -14,7 +14,7 @@
 namespace weft::cpu {
 
 struct VerifyOptions {
-  std::vector<std::size_t> chunk_elements{37};   // S values
+  std::vector<std::size_t> chunk_elements{37};    // S values
   std::vector<std::size_t> tile_elements{8, 64};  // T values (T ≥ S gives a single tile)
   std::vector<int> fifo_depths{2, 8};
   int seeds = 3;

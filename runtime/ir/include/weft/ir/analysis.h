@@ -15,7 +15,7 @@ struct RankSummary {
   int channels = 0;
   int send_connections = 0;
   int recv_connections = 0;
-  double sent_per_count = 0;      // elements sent per element of `count`
+  double sent_per_count = 0;  // elements sent per element of `count`
   double received_per_count = 0;
 };
 

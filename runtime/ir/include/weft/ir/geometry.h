@@ -1,5 +1,5 @@
-// Chunk geometry of a call (DESIGN.md §2.2): how a collective's `count` becomes chunks, how large
-// each buffer is, and how in-place calls alias the input and output buffers.
+// Chunk geometry of a call (docs/architecture.md §2.2): how a collective's `count` becomes chunks,
+// how large each buffer is, and how in-place calls alias the input and output buffers.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// The IR: an MSCCL algorithm as data (DESIGN.md §2). algorithm → gpu (one per rank) →
+// The IR: an MSCCL algorithm as data (docs/architecture.md §2). algorithm → gpu (one per rank) →
 // threadblock → step. Everything that produces or consumes algorithms speaks this model;
 // XML is only its serialised form.
 #pragma once
@@ -31,18 +31,18 @@ enum class StepType : std::uint8_t {
 // step types again.
 bool receives(StepType type);
 bool sends(StepType type);
-bool reduces(StepType type);        // combines with a local operand (rrs, rrc, rrcs, re)
-bool reads_source(StepType type);   // reads srcbuf (s, rrs, rrc, rrcs, cpy, re)
+bool reduces(StepType type);             // combines with a local operand (rrs, rrc, rrcs, re)
+bool reads_source(StepType type);        // reads srcbuf (s, rrs, rrc, rrcs, cpy, re)
 bool writes_destination(StepType type);  // writes dstbuf (r, rcs, rrc, rrcs, cpy, re)
 
-std::string_view to_string(Collective coll);      // executor dialect: "reducescatter"
-std::string_view to_string(Protocol proto);       // "Simple", "LL", "LL128"
-std::string_view to_string(StepType type);        // "s", "rrcs", ...
-char to_char(BufferKind buffer);                  // 'i', 'o', 's'; '-' for None
+std::string_view to_string(Collective coll);  // executor dialect: "reducescatter"
+std::string_view to_string(Protocol proto);   // "Simple", "LL", "LL128"
+std::string_view to_string(StepType type);    // "s", "rrcs", ...
+char to_char(BufferKind buffer);              // 'i', 'o', 's'; '-' for None
 std::optional<Collective> parse_collective(std::string_view name);  // also "reduce_scatter"
 std::optional<Protocol> parse_protocol(std::string_view name);
 std::optional<StepType> parse_step_type(std::string_view name);
-std::optional<BufferKind> parse_buffer(std::string_view name);       // "i", "o", "s"
+std::optional<BufferKind> parse_buffer(std::string_view name);  // "i", "o", "s"
 
 // Where an element came from in its XML file (0 when built in memory).
 struct SourceLine {
@@ -99,7 +99,7 @@ struct Algorithm {
   SourceLine where;
 };
 
-// A connection: the FIFO (channel, sender, receiver) of DESIGN.md §2.4.
+// A connection: the FIFO (channel, sender, receiver) of docs/architecture.md §2.4.
 struct Connection {
   int channel = 0;
   int sender = 0;

@@ -27,8 +27,8 @@ enum class DataType : int {
 enum class ReduceOp : int { Sum = 0, Prod = 1, Max = 2, Min = 3, Avg = 4 };
 
 inline constexpr DataType kAllDataTypes[] = {
-    DataType::Int8,  DataType::Uint8, DataType::Int32, DataType::Uint32,   DataType::Int64,
-    DataType::Uint64, DataType::Half, DataType::Float, DataType::Double, DataType::Bfloat16};
+    DataType::Int8,   DataType::Uint8, DataType::Int32, DataType::Uint32, DataType::Int64,
+    DataType::Uint64, DataType::Half,  DataType::Float, DataType::Double, DataType::Bfloat16};
 inline constexpr ReduceOp kAllReduceOps[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max,
                                              ReduceOp::Min, ReduceOp::Avg};
 

@@ -1,4 +1,4 @@
-// Static validation of an IR (DESIGN.md §2.7) against a limits profile.
+// Static validation of an IR (docs/architecture.md §2.7) against a limits profile.
 #pragma once
 
 #include <optional>

@@ -1,5 +1,5 @@
 // MSCCL XML in and out. Reading accepts both dialects (msccl-tools' and the executor's, see
-// ../shared/reference/msccl.md); writing always produces the executor dialect with every
+// docs/architecture.md §2.1); writing always produces the executor dialect with every
 // attribute present, so Weft's output also loads in MSCCL and RCCL.
 #pragma once
 

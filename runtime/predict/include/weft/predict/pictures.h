@@ -1,5 +1,5 @@
-// Pictures of an algorithm and of its predicted run (DESIGN.md §7): a timeline as SVG and as
-// Chrome trace events (Perfetto, chrome://tracing) from a simulation's records, and the step
+// Pictures of an algorithm and of its predicted run (docs/architecture.md §7): a timeline as SVG
+// and as Chrome trace events (Perfetto, chrome://tracing) from a simulation's records, and the step
 // dependency graph of an IR for Graphviz. Pure functions from data to text: callers decide where
 // the text goes, so the same pictures serve weftc, tests and notebooks.
 #pragma once
@@ -59,7 +59,7 @@ class PictureError : public std::runtime_error {
 // The step dependency graph of an IR in Graphviz's DOT language: a cluster per rank, within it a
 // cluster per threadblock with its steps in program order; edges for program order, explicit
 // dependencies (depid/deps) and messages (the k-th send on a connection to its k-th receive,
-// DESIGN.md §2.4). Peers outside `ranks` appear as one placeholder node each.
+// docs/architecture.md §2.4). Peers outside `ranks` appear as one placeholder node each.
 std::string step_graph_dot(const ir::Algorithm& algorithm, const DotOptions& options);
 
 }  // namespace weft::predict

@@ -1,11 +1,11 @@
-// Predicts how long one call of an algorithm takes on a topology (DESIGN.md §7): a discrete-event
-// simulation with the CPU executor's step semantics (the same core, runtime/cpu/include/weft/cpu/step_core.h):
-// every threadblock runs its steps in order, tile after tile, as the GPU runtime cuts the call
-// (chunk size from the call's bytes, tile size from the protocol's FIFO slot); a step waits for
-// its dependency, its message and room in its FIFO; while it runs it moves its bytes over the
-// links it crosses, sharing each link's bandwidth with every other transfer on it; a message
-// arrives one hop latency after its last byte. The call's time is the launch and protocol call
-// latencies plus the end of its last step.
+// Predicts how long one call of an algorithm takes on a topology (docs/architecture.md §7): a
+// discrete-event simulation with the CPU executor's step semantics (the same core,
+// runtime/cpu/include/weft/cpu/step_core.h): every threadblock runs its steps in order, tile after
+// tile, as the GPU runtime cuts the call (chunk size from the call's bytes, tile size from the
+// protocol's FIFO slot); a step waits for its dependency, its message and room in its FIFO; while
+// it runs it moves its bytes over the links it crosses, sharing each link's bandwidth with every
+// other transfer on it; a message arrives one hop latency after its last byte. The call's time is
+// the launch and protocol call latencies plus the end of its last step.
 #pragma once
 
 #include <cstddef>
@@ -17,8 +17,8 @@
 
 #include "weft/gpu/options.h"
 #include "weft/ir/ir.h"
-#include "weft/predict/topology.h"
 #include "weft/ir/types.h"
+#include "weft/predict/topology.h"
 
 namespace weft::predict {
 

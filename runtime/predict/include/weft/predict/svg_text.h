@@ -1,5 +1,5 @@
-// Shared by weft_predict and weft_tuning: text inside the SVG pictures (the simulated timeline and the tuning
-// report), which browsers refuse to show at all when it is not well-formed XML.
+// Shared by weft_predict and weft_tuning: text inside the SVG pictures (the simulated timeline and
+// the tuning report), which browsers refuse to show at all when it is not well-formed XML.
 #pragma once
 
 #include <string>

@@ -1,9 +1,9 @@
-// A machine as the simulator sees it (DESIGN.md §7): GPUs, switches, CPUs and NICs as vertices,
-// directed links between them with a bandwidth per direction and a latency, the route a message
-// takes from one rank's memory to another's, and the cost parameters of the runtime on it. Built
-// from NCCL's own topology XML (what NCCL_TOPO_DUMP_FILE writes, or the partial files people feed
-// NCCL_TOPO_FILE) or from a named preset (presets.h); a topology never guesses silently: what its
-// source left unknown and what was assumed instead is listed in assumptions().
+// A machine as the simulator sees it (docs/architecture.md §7): GPUs, switches, CPUs and NICs as
+// vertices, directed links between them with a bandwidth per direction and a latency, the route a
+// message takes from one rank's memory to another's, and the cost parameters of the runtime on it.
+// Built from NCCL's own topology XML (what NCCL_TOPO_DUMP_FILE writes, or the partial files people
+// feed NCCL_TOPO_FILE) or from a named preset (presets.h); a topology never guesses silently: what
+// its source left unknown and what was assumed instead is listed in assumptions().
 #pragma once
 
 #include <array>

@@ -1,5 +1,5 @@
-// Choosing the fastest contender per size (DESIGN.md §7): Weft algorithms (XML files) and NCCL's
-// own algorithms, each with a predicted time per size; the winners as contiguous,
+// Choosing the fastest contender per size (docs/architecture.md §7): Weft algorithms (XML files)
+// and NCCL's own algorithms, each with a predicted time per size; the winners as contiguous,
 // non-overlapping byte bands (MSCCL's minBytes/maxBytes, both inclusive, as the shim applies
 // them), NCCL's bands as a WEFT_TUNER_CONFIG table, and the report that shows why.
 #pragma once

@@ -24,8 +24,7 @@ Contender predict_candidate(const Candidate& candidate, const predict::Topology&
                             const std::vector<std::uint64_t>& sizes, bool in_place);
 
 // NCCL's own algorithms, timed by NCCL's cost model on the topology (weft/predict/nccl_model.h).
-std::vector<Contender> nccl_contenders(const predict::Topology& topology,
-                                       ir::Collective collective,
+std::vector<Contender> nccl_contenders(const predict::Topology& topology, ir::Collective collective,
                                        const std::vector<std::uint64_t>& sizes);
 
 }  // namespace weft::tuning

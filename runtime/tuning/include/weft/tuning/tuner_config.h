@@ -15,7 +15,7 @@
 
 namespace weft::tuning {
 
-// Indices NCCL uses in the cost table and ncclFunc_t (reference/nccl.md).
+// Indices NCCL uses in the cost table and ncclFunc_t (NCCL 2.28's nccl_common.h and tuner.h).
 inline constexpr int kTunerAlgorithms =
     7;  // tree ring collnet_direct collnet_chain nvls nvls_tree pat
 inline constexpr int kTunerProtocols = 3;  // ll ll128 simple

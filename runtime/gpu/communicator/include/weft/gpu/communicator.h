@@ -1,4 +1,4 @@
-// The C++ face of the GPU runtime (DESIGN.md §5).
+// The C++ face of the GPU runtime (docs/architecture.md §5).
 //
 //   auto transport = weft::gpu::make_emulation_transport(8, /*device=*/0);
 //   auto comm = weft::gpu::Communicator::create(transport.value(), {});
@@ -37,7 +37,7 @@ struct AlgorithmHandle {
 };
 
 // One local rank's buffers for a call. In-place calls alias them as NCCL does
-// (DESIGN.md §2.2): allreduce/broadcast/reduce sendbuf == recvbuf, allgather
+// (docs/architecture.md §2.2): allreduce/broadcast/reduce sendbuf == recvbuf, allgather
 // sendbuf == recvbuf + rank·count, reducescatter recvbuf == sendbuf + rank·count.
 struct RankBuffers {
   const void* sendbuf = nullptr;

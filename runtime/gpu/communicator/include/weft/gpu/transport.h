@@ -1,7 +1,8 @@
 // Transports give every rank the device memory its peers write into: the receive FIFOs and
-// counters of DESIGN.md §5 live in the receiver's region, acknowledgements in the sender's, and a
-// rank reaches a peer's region through the pointer its transport hands out. Which mechanism makes
-// that pointer valid (same device, peer access, CUDA IPC) is the transport's business only.
+// counters of docs/architecture.md §5 live in the receiver's region, acknowledgements in the
+// sender's, and a rank reaches a peer's region through the pointer its transport hands out. Which
+// mechanism makes that pointer valid (same device, peer access, CUDA IPC) is the transport's
+// business only.
 //
 // A participant (one Communicator) drives one or more local ranks, all on one CUDA device:
 //   - emulation: one participant drives all N ranks on one GPU (separate buffers per rank);

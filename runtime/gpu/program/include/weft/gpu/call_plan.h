@@ -1,7 +1,7 @@
-// How one call is cut into tiles (DESIGN.md §2.3) and what it needs: chunk size S, tile size T,
-// number of tiles, scratch, and the device-memory traffic the interpreter generates. Host-only and
-// deterministic: every rank computes the same plan from the same algorithm and call, which is
-// what keeps their message counts in step.
+// How one call is cut into tiles (docs/architecture.md §2.3) and what it needs: chunk size S, tile
+// size T, number of tiles, scratch, and the device-memory traffic the interpreter generates.
+// Host-only and deterministic: every rank computes the same plan from the same algorithm and call,
+// which is what keeps their message counts in step.
 #pragma once
 
 #include <cstddef>
@@ -59,9 +59,9 @@ struct CallPlan {
 Result<CallPlan> plan_call(const ir::Algorithm& algo, const CallShape& call,
                            const RuntimeOptions& options, int max_count, int max_steps);
 
-// Every runtime leaves room for two messages of one step per connection (DESIGN.md §2.4); a
-// step with more chunks than a slot holds goes as several messages, so the FIFO depth must hold
-// twice as many. `max_message_count` is the largest cnt of any step that sends or receives.
+// Every runtime leaves room for two messages of one step per connection (docs/architecture.md
+// §2.4); a step with more chunks than a slot holds goes as several messages, so the FIFO depth must
+// hold twice as many. `max_message_count` is the largest cnt of any step that sends or receives.
 // Fails with InvalidArgument naming the step's cnt, the depth needed and the knobs to turn.
 Status check_fifo_depth(ir::Protocol proto, const ProtocolOptions& options, const CallPlan& plan,
                         int max_message_count);

@@ -1,10 +1,11 @@
-// Where a rank's connection state lives in its shared region (DESIGN.md §5, "Connections").
-// A sender writes the message into a FIFO slot in the receiver's region and, for Simple, bumps
-// the receiver's `tail` counter there; the receiver acknowledges consumed messages by writing the
-// `head` counter in the sender's region. So every poll reads local memory and every remote access
-// is a write. Each rank computes every rank's layout from the algorithm alone, so the only thing
-// exchanged between ranks is one base address per region. A region opens with its arrival table,
-// which every rank writes when a launch begins (so that timeouts start once all have arrived).
+// Where a rank's connection state lives in its shared region (docs/architecture.md §5,
+// "Connections"). A sender writes the message into a FIFO slot in the receiver's region and, for
+// Simple, bumps the receiver's `tail` counter there; the receiver acknowledges consumed messages by
+// writing the `head` counter in the sender's region. So every poll reads local memory and every
+// remote access is a write. Each rank computes every rank's layout from the algorithm alone, so the
+// only thing exchanged between ranks is one base address per region. A region opens with its
+// arrival table, which every rank writes when a launch begins (so that timeouts start once all have
+// arrived).
 #pragma once
 
 #include <cstddef>

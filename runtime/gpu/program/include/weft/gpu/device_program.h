@@ -1,7 +1,7 @@
-// The flat device program of one rank (DESIGN.md §5, "Loading"): what the interpreter kernel
-// reads instead of the IR. Threadblocks and steps become plain arrays; `nop` steps disappear into
-// the dependency lists of the steps they guard; runs of `re` steps onto one destination become one
-// n-ary reduction; every dependency names a real step by its index in the flat step list of its
+// The flat device program of one rank (docs/architecture.md §5, "Loading"): what the interpreter
+// kernel reads instead of the IR. Threadblocks and steps become plain arrays; `nop` steps disappear
+// into the dependency lists of the steps they guard; runs of `re` steps onto one destination become
+// one n-ary reduction; every dependency names a real step by its index in the flat step list of its
 // threadblock. The structs are plain data shared by the host (which builds and checks them) and
 // the kernel (which reads them), so this header compiles under nvcc and g++ alike.
 #pragma once

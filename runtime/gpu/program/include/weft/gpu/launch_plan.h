@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "weft/gpu/device_abi.h"
 #include "weft/gpu/connection_layout.h"
+#include "weft/gpu/device_abi.h"
 #include "weft/gpu/device_program.h"
 #include "weft/gpu/status.h"
 

@@ -16,7 +16,7 @@ namespace weft::gpu {
 
 struct ProtocolOptions {
   std::size_t slot_bytes = 0;  // FIFO slot, in bytes of slot memory (LL: half is data)
-  int fifo_depth = 0;          // slots per connection, ≥ 2 (DESIGN.md §2.4)
+  int fifo_depth = 0;          // slots per connection, ≥ 2 (docs/architecture.md §2.4)
 };
 
 struct RuntimeOptions {

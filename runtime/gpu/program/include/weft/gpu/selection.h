@@ -1,5 +1,6 @@
 // Whether an algorithm can run a given call: the checks the runtime makes before every launch
-// and the NCCL shim makes when it picks among loaded algorithms (DESIGN.md §6). Host-only.
+// and the NCCL shim makes when it picks among loaded algorithms (docs/architecture.md §6).
+// Host-only.
 #pragma once
 
 #include <cstddef>
@@ -13,7 +14,7 @@ namespace weft::gpu {
 struct CallShape {
   ir::Collective collective = ir::Collective::AllReduce;
   int nranks = 0;         // ranks of the calling communicator
-  std::size_t count = 0;  // NCCL's count (DESIGN.md §2.2)
+  std::size_t count = 0;  // NCCL's count (docs/architecture.md §2.2)
   DataType dtype = DataType::Float;
   ReduceOp op = ReduceOp::Sum;
   bool in_place = false;
