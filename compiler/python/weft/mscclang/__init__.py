@@ -14,6 +14,7 @@ import runpy
 import sys
 
 from weft.mscclang import core
+from weft.mscclang import settings as run_settings
 
 FACE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "face")
 
@@ -40,9 +41,9 @@ def run(script, args=(), settings=None):
     """Runs SCRIPT with ARGS as `python3 SCRIPT ARGS` would, under the face. Returns the exit code
     (0, or what the script or a refused XML() exited with)."""
     saved_argv = list(sys.argv)
-    saved_settings = core.settings
+    saved_settings = run_settings.current
     if settings is not None:
-        core.settings = settings
+        run_settings.current = settings
     sys.argv = [script] + list(args)
     try:
         with face():
@@ -60,5 +61,5 @@ def run(script, args=(), settings=None):
         return 1
     finally:
         core._current_program = None
-        core.settings = saved_settings
+        run_settings.current = saved_settings
         sys.argv = saved_argv

@@ -3,7 +3,8 @@
 import argparse
 import sys
 
-from weft.mscclang import core, run
+from weft.mscclang import run
+from weft.mscclang import settings as run_settings
 
 
 def main(argv=None):
@@ -40,10 +41,10 @@ def main(argv=None):
     def checked(answer):
         print(f"weft: Check() answered {answer}", file=sys.stderr)
 
-    settings = core.Settings(limits=options.limits, min_bytes=options.min_bytes,
-                             max_bytes=options.max_bytes, seeds=options.seeds,
-                             on_result=report if options.info else None,
-                             on_check=checked if options.info else None)
+    settings = run_settings.Settings(limits=options.limits, min_bytes=options.min_bytes,
+                                     max_bytes=options.max_bytes, seeds=options.seeds,
+                                     on_result=report if options.info else None,
+                                     on_check=checked if options.info else None)
     return run(options.script, options.args, settings)
 
 

@@ -1,1 +1,1 @@
-from weft.mscclang.core import Buffer, BufferSlice  # noqa: F401
+from weft.mscclang.buffers import Buffer, BufferSlice  # noqa: F401

@@ -1,1 +1,1 @@
-from weft.mscclang.core import Chunk, ReduceChunk, dataclass  # noqa: F401
+from weft.mscclang.chunks import Chunk, ReduceChunk, dataclass  # noqa: F401

@@ -2,7 +2,7 @@
 for a program's own (init_buffers, check), which Weft replays as a custom collective."""
 
 from msccl.language import *  # noqa: F401,F403
-from weft.mscclang.core import (  # noqa: F401
+from weft.mscclang.collectives import (  # noqa: F401
     AllGather,
     AllReduce,
     AllToAll,

@@ -1,1 +1,1 @@
-from weft.mscclang.core import ReplicationPolicy, ThreadblockPolicy  # noqa: F401
+from weft.mscclang.policies import ReplicationPolicy, ThreadblockPolicy  # noqa: F401

@@ -1,0 +1,37 @@
+// Fusion and one global order of the steps (fuse.h, schedule.h), tried together because fusion
+// can make the messages between two ranks impossible to keep in one order: the driver schedules
+// the lowered DAG with it, and the channel plan search (plan_search.h) again for the DAG with one
+// channel per data chain.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "weft/compiler/forward.h"
+#include "weft/compiler/fuse.h"
+#include "weft/compiler/instruction_dag.h"
+#include "weft/compiler/schedule.h"
+
+namespace weft::compiler::detail {
+
+// Records the time since the previous lap under a pass's name (CompileResult::pass_seconds).
+using Lap = std::function<void(const char*)>;
+
+// A fused DAG (as far as a schedule allows) and one global order of it, from the lowered DAG and
+// its forwarded copies (null: nothing forwarded).
+struct Scheduled {
+  InstructionDag dag;
+  std::optional<Schedule> schedule;  // none: no order of messages between ranks holds
+  FuseStats fused;
+  ForwardStats forwarded;
+  std::vector<std::string> notes;  // each fallback taken, and why
+};
+
+// Fused and critical-path first; program order and no fusion are the fallbacks when the messages
+// between two ranks cannot keep one order.
+Scheduled fuse_and_schedule(const InstructionDag& lowered, const InstructionDag* forwarded,
+                            const ForwardStats& forward_stats, bool fusion, const Lap& lap);
+
+}  // namespace weft::compiler::detail
