@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s ALGORITHM.xml TOPOLOGY [NODES]\n", argv[0]);
     return 2;
   }
-  weft::ir::LoadResult loaded = weft::ir::load_xml_file(argv[1], weft::ir::weft_limits(), argv[1]);
+  weft::ir::LoadResult loaded =
+      weft::ir::load_xml_file(argv[1], weft::ir::weft_limits(), weft::ir::kCommandLineFile);
   for (const weft::Diagnostic& d : loaded.diagnostics.items) {
     std::fprintf(stderr, "%s\n", d.str().c_str());
   }

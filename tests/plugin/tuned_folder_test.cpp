@@ -93,7 +93,7 @@ TEST_CASE("A folder weftc tune wrote gives the shim and the tuner exactly the ch
   for (const auto& entry : catalog.entries) candidates.push_back(&entry.algorithm);
   std::ifstream csv(dir / "tuner.csv");
   const std::string text((std::istreambuf_iterator<char>(csv)), std::istreambuf_iterator<char>());
-  const plugin::TunerConfig tuner = plugin::parse_tuner_config(text, "tuner.csv");
+  const tuning::TunerConfig tuner = tuning::parse_tuner_config(text, "tuner.csv");
   CHECK(tuner.problems.empty());
 
   std::size_t checked = 0;
@@ -121,20 +121,20 @@ TEST_CASE("A folder weftc tune wrote gives the shim and the tuner exactly the ch
             band->file);
     } else {
       CHECK_FALSE(chosen.found());
-      plugin::TunerQuery query;
+      tuning::TunerQuery query;
       query.collective = 4;  // ncclFuncAllReduce
       query.bytes = bytes;
       query.nodes = 1;
       query.ranks = 8;
-      std::vector<float> costs(plugin::kTunerAlgorithms * plugin::kTunerProtocols, 1.0f);
+      std::vector<float> costs(tuning::kTunerAlgorithms * tuning::kTunerProtocols, 1.0f);
       int channels = 0;
       const int rule =
-          plugin::apply_tuner_rules(tuner.rules, query, costs.data(), plugin::kTunerAlgorithms,
-                                    plugin::kTunerProtocols, &channels);
+          tuning::apply_tuner_rules(tuner.rules, query, costs.data(), tuning::kTunerAlgorithms,
+                                    tuning::kTunerProtocols, &channels);
       REQUIRE(rule >= 0);
-      const plugin::TunerRule& r = tuner.rules[static_cast<std::size_t>(rule)];
-      CHECK(plugin::tuner_algorithm_name(r.algorithm) == band->nccl_algorithm);
-      CHECK(plugin::tuner_protocol_name(r.protocol) == lower(band->protocol));
+      const tuning::TunerRule& r = tuner.rules[static_cast<std::size_t>(rule)];
+      CHECK(tuning::tuner_algorithm_name(r.algorithm) == band->nccl_algorithm);
+      CHECK(tuning::tuner_protocol_name(r.protocol) == lower(band->protocol));
     }
     ++checked;
   }
