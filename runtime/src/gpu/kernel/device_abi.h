@@ -9,6 +9,22 @@
 
 namespace weft::gpu::device {
 
+// The protocols, as the interpreter kernel's template argument (instantiate.cuh maps ir::Protocol
+// onto them).
+enum : int { kSimple = 0, kLL = 1, kLL128 = 2 };
+
+// ir::StepType values, as the flat program stores them (DeviceStep::type).
+enum : std::uint8_t {
+  kSend = 0,
+  kRecv = 1,
+  kRecvCopySend = 2,
+  kRecvReduceSend = 3,
+  kRecvReduceCopy = 4,
+  kRecvReduceCopySend = 5,
+  kCopy = 6,
+  kReduce = 7,
+};
+
 // Ranks one launch can carry (emulation puts every rank in one launch). The per-rank buffer
 // pointers travel in the kernel parameters, which stay well under 4 KB.
 inline constexpr int kMaxLocalRanks = 64;

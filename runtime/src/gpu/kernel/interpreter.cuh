@@ -31,20 +31,6 @@
 namespace weft::gpu::device {
 inline namespace WEFT_KERNEL_BUILD {
 
-enum : int { kSimple = 0, kLL = 1, kLL128 = 2 };
-
-// ir::StepType values, as the flat program stores them.
-enum : std::uint8_t {
-  kSend = 0,
-  kRecv = 1,
-  kRecvCopySend = 2,
-  kRecvReduceSend = 3,
-  kRecvReduceCopy = 4,
-  kRecvReduceCopySend = 5,
-  kCopy = 6,
-  kReduce = 7,
-};
-
 __device__ __forceinline__ bool step_receives(std::uint8_t t) {
   return t >= kRecv && t <= kRecvReduceCopySend;
 }
