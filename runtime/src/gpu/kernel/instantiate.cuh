@@ -5,8 +5,12 @@
 
 #include <type_traits>
 
+#include "device_abi.h"
+#include "element_types.cuh"
 #include "interpreter.cuh"
 #include "kernels.h"
+#include "portability.h"
+#include "scaling.cuh"
 
 namespace weft::gpu::device {
 inline namespace WEFT_KERNEL_BUILD {
