@@ -5,8 +5,12 @@
 
 #include <type_traits>
 
+#include "element_types.cuh"
 #include "interpreter.cuh"
 #include "kernels.h"
+#include "portability.h"
+#include "scaling.cuh"
+#include "weft/gpu/device_abi.h"
 
 namespace weft::gpu::device {
 inline namespace WEFT_KERNEL_BUILD {

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "weft/gpu/device_abi.h"
 #include "weft/gpu/device_program.h"
 #include "weft/ir/geometry.h"
 
@@ -16,6 +17,31 @@ namespace weft::gpu {
 namespace {
 
 using ir::StepType;
+
+// The interpreter kernel compares DeviceStep::type, which holds an ir::StepType, with constants of
+// its own (kernel/device_abi.h), and is instantiated per protocol for constants of its own too
+// (instantiate.cuh maps ir::Protocol onto them): both must be the IR's values, one for one.
+constexpr bool same_value(int device_value, auto ir_value) {
+  return device_value == static_cast<int>(ir_value);
+}
+static_assert(same_value(device::kSend, StepType::Send));
+static_assert(same_value(device::kRecv, StepType::Recv));
+static_assert(same_value(device::kRecvCopySend, StepType::RecvCopySend));
+static_assert(same_value(device::kRecvReduceSend, StepType::RecvReduceSend));
+static_assert(same_value(device::kRecvReduceCopy, StepType::RecvReduceCopy));
+static_assert(same_value(device::kRecvReduceCopySend, StepType::RecvReduceCopySend));
+static_assert(same_value(device::kCopy, StepType::Copy));
+static_assert(same_value(device::kReduce, StepType::Reduce));
+// Nop is ir::StepType's last (flatten_rank refuses a type after it) and never reaches the kernel.
+static_assert(same_value(device::kStepTypeCount, StepType::Nop),
+              "the kernel's step types must be ir::StepType's, every one but nop");
+static_assert(same_value(device::kSimple, ir::Protocol::Simple));
+static_assert(same_value(device::kLL, ir::Protocol::LL));
+static_assert(same_value(device::kLL128, ir::Protocol::LL128));
+// ir::Protocol has no count of its own: a protocol added there fails instantiate.cuh's switch
+// (-Wswitch, an error), one added to the kernel fails this.
+static_assert(same_value(device::kProtocolCount - 1, ir::Protocol::LL128),
+              "the kernel's protocols must be ir::Protocol's");
 
 DeviceBuffer to_device(ir::BufferKind buffer) {
   switch (buffer) {

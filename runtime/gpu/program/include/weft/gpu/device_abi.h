@@ -9,6 +9,24 @@
 
 namespace weft::gpu::device {
 
+// The protocols, as the interpreter kernel's template argument (instantiate.cuh maps ir::Protocol
+// onto them). loader.cpp checks that they are ir::Protocol's values.
+enum : int { kSimple = 0, kLL = 1, kLL128 = 2, kProtocolCount };
+
+// ir::StepType values, as the flat program stores them (DeviceStep::type): every type but Nop,
+// ir::StepType's last, which loading folds away. loader.cpp checks each value and the count.
+enum : std::uint8_t {
+  kSend = 0,
+  kRecv = 1,
+  kRecvCopySend = 2,
+  kRecvReduceSend = 3,
+  kRecvReduceCopy = 4,
+  kRecvReduceCopySend = 5,
+  kCopy = 6,
+  kReduce = 7,
+  kStepTypeCount,  // not a type: how many there are
+};
+
 // Ranks one launch can carry (emulation puts every rank in one launch). The per-rank buffer
 // pointers travel in the kernel parameters, which stay well under 4 KB.
 inline constexpr int kMaxLocalRanks = 64;

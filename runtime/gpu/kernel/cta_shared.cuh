@@ -1,0 +1,74 @@
+// What every part of the interpreter kernel (interpreter.cuh) shares: what a flat step's type
+// does (the types themselves are device_abi.h's, ir::StepType's values), the CTA's shared state,
+// and where a step's pieces are in the rank's buffers.
+#pragma once
+
+#include <cstdint>
+
+#include "portability.h"
+#include "primitives.cuh"
+#include "weft/gpu/device_abi.h"
+
+namespace weft::gpu::device {
+inline namespace WEFT_KERNEL_BUILD {
+
+__device__ __forceinline__ bool step_receives(std::uint8_t t) {
+  return t >= kRecv && t <= kRecvReduceCopySend;
+}
+__device__ __forceinline__ bool step_sends(std::uint8_t t) {
+  return t == kSend || t == kRecvCopySend || t == kRecvReduceSend || t == kRecvReduceCopySend;
+}
+// Combines the received message with the local source (rrs, rrc, rrcs).
+__device__ __forceinline__ bool step_reduces_message(std::uint8_t t) {
+  return t == kRecvReduceSend || t == kRecvReduceCopy || t == kRecvReduceCopySend;
+}
+__device__ __forceinline__ bool step_writes_destination(std::uint8_t t) {
+  return t == kRecv || t == kRecvCopySend || t == kRecvReduceCopy || t == kRecvReduceCopySend ||
+         t == kCopy || t == kReduce;
+}
+__device__ __forceinline__ bool step_reads_source(std::uint8_t t) {
+  return !step_receives(t) || step_reduces_message(t);
+}
+
+// Steps a threadblock may have for its list to be kept in shared memory (36 bytes each); longer
+// lists are read from global memory.
+inline constexpr std::int32_t kSharedSteps = 256;
+
+// The CTA's shared state (thread 0 writes it before a barrier, every thread reads it after).
+struct CtaShared {
+  // The descriptor, pointing at the copy below, or the one in global memory (see
+  // copy_descriptor).
+  const CtaDescriptor* descriptor;
+  // Raw copies of the descriptor and of its step list (plain bytes: a __shared__ variable
+  // cannot have the structs' default member initializers).
+  alignas(CtaDescriptor) unsigned char descriptor_copy[sizeof(CtaDescriptor)];
+  alignas(DeviceStep) unsigned char steps_copy[kSharedSteps * sizeof(DeviceStep)];
+  char* input;
+  char* output;
+  char* scratch;
+  std::uint64_t launch;
+  std::uint64_t sent;      // messages sent on the send connection before the current one
+  std::uint64_t received;  // messages received on the receive connection before the current one
+  WaitSite site;           // where the current wait is, for the error report
+  // Merged re: the further sources of the current step, at piece 0 of the current tile.
+  const char* extra[kMaxReduceSources - 1];
+};
+
+__device__ __forceinline__ char* buffer_base(const CtaShared& cs, DeviceBuffer buffer) {
+  return buffer == DeviceBuffer::Input    ? cs.input
+         : buffer == DeviceBuffer::Output ? cs.output
+                                          : cs.scratch;
+}
+
+// The bytes of piece j of a step's chunk range, in tile `tile`.
+template <class S>
+__device__ __forceinline__ char* piece_pointer(const LaunchArgs& args, const CtaShared& cs,
+                                               DeviceBuffer buffer, std::int32_t offset,
+                                               std::uint32_t j, std::uint64_t tile) {
+  const std::uint64_t element =
+      (static_cast<std::uint64_t>(offset) + j) * args.chunk_elements + tile * args.tile_elements;
+  return buffer_base(cs, buffer) + element * sizeof(S);
+}
+
+}  // namespace WEFT_KERNEL_BUILD
+}  // namespace weft::gpu::device

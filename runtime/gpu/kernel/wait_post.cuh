@@ -1,0 +1,114 @@
+// ---- the wait and post phases (thread 0) -------------------------------------------------------
+//
+// Around each step's data phase (interpreter.cuh): the waits for the dependencies (progress
+// flags of the rank's other threadblocks), a free slot (the send connection's head) and a Simple
+// message (the receive connection's tail); then the posts that acknowledge the received message,
+// publish a Simple message and publish the step's completion. Every ordering is primitives.cuh's.
+#pragma once
+
+#include <cstdint>
+
+#include "cta_shared.cuh"
+#include "portability.h"
+#include "primitives.cuh"
+#include "weft/gpu/device_abi.h"
+
+namespace weft::gpu::device {
+inline namespace WEFT_KERNEL_BUILD {
+
+// Waits until a FIFO counter (the send connection's head, the receive connection's tail) reaches
+// `target`: relaxed polls, then one acquire fence. False when the wait ended (reported).
+__device__ __forceinline__ bool wait_counter(const LaunchArgs& args, const CtaShared& cs,
+                                             const std::uint64_t* counter, std::uint64_t target,
+                                             bool system, std::int32_t peer, WaitKind kind) {
+  std::uint64_t seen = load_poll(counter, system);
+  if (seen < target) {
+    Deadline deadline;
+    do {
+      if (!deadline.keep_waiting(args, *cs.descriptor, cs.launch)) {
+        report_wait(args, deadline, cs.site, peer, kind, -1, -1, -1, target, seen);
+        return false;
+      }
+    } while ((seen = load_poll(counter, system)) < target);
+  }
+  fence_after_poll(system);
+  return true;
+}
+
+// Dependencies are waited for before the first message of a step only. Polls are relaxed, then
+// one acquire fence (fence_after_poll) makes what the awaited side published visible.
+inline __device__ WEFT_NOINLINE bool wait_phase(const LaunchArgs& args, CtaShared& cs,
+                                                const DeviceStep* step, std::uint64_t tile,
+                                                int protocol, bool first_part) {
+  const CtaDescriptor& d = *cs.descriptor;
+  const bool system = args.system_scope != 0;
+  for (std::int32_t k = 0; first_part && k < step->dependency_count; ++k) {
+    const DeviceDependency dep = d.dependencies[step->first_dependency + k];
+    const std::uint64_t* flag =
+        d.flags + static_cast<std::uint64_t>(dep.threadblock) * kFlagStrideWords;
+    const std::uint64_t target =
+        dependency_flag(cs.launch, tile, static_cast<std::uint64_t>(dep.steps),
+                        static_cast<std::uint64_t>(dep.step));
+    std::uint64_t seen = load_poll(flag, false);
+    if (!flag_reached(seen, target)) {
+      Deadline deadline;
+      do {
+        if (!deadline.keep_waiting(args, d, cs.launch)) {
+          report_wait(args, deadline, cs.site, -1, WaitKind::Dependency, dep.threadblock, dep.step,
+                      dep.ir_step, target, seen);
+          return false;
+        }
+      } while (!flag_reached(seen = load_poll(flag, false), target));
+    }
+    fence_after_poll(false);
+  }
+  if (step_sends(step->type) && cs.sent + 1 > args.fifo_depth &&
+      !wait_counter(args, cs, d.send_head, cs.sent + 1 - args.fifo_depth, system, d.send_peer,
+                    WaitKind::Space)) {
+    return false;
+  }
+  if (protocol == kSimple && step_receives(step->type) &&
+      !wait_counter(args, cs, d.recv_tail, cs.received + 1, system, d.recv_peer,
+                    WaitKind::Message)) {
+    return false;
+  }
+  // Merged re: its further sources at piece 0 of this tile, for every thread (after the barrier).
+  if (step->type == kReduce) {
+    for (std::int32_t k = 0; k < step->source_count; ++k) {
+      const DeviceSource source = d.sources[step->first_source + k];
+      cs.extra[k] = buffer_base(cs, source.buffer) +
+                    (static_cast<std::uint64_t>(source.offset) * args.chunk_elements +
+                     tile * args.tile_elements) *
+                        args.element_bytes;
+    }
+  }
+  return true;
+}
+
+// Completion is published after the last message of a step only: one release fence, cumulative
+// through the barrier before it (every thread's payload stores and slot reads are done), then
+// relaxed stores of every counter the step advances (NCCL's postPeer).
+__device__ __forceinline__ void post_phase(const LaunchArgs& args, const CtaShared& cs,
+                                           const DeviceStep& step, std::uint64_t tile,
+                                           std::int32_t flat_step, int protocol, bool last_part) {
+  const CtaDescriptor& d = *cs.descriptor;
+  const bool acknowledge = step_receives(step.type);
+  const bool post = protocol == kSimple && step_sends(step.type);
+  const bool publish = last_part && (step.flags & kStepPublishes) != 0;
+  if (!acknowledge && !post && !publish) return;
+  // A peer may be another GPU whenever the step talks to one; the progress flag is read only by
+  // this rank's threadblocks, on this device.
+  const bool system = args.system_scope != 0 && (acknowledge || post);
+  fence_before_post(system);
+  if (acknowledge) store_post(d.recv_head, cs.received + 1, system);
+  if (post) store_post(d.send_tail, cs.sent + 1, system);
+  if (publish) {
+    store_post(d.flags + static_cast<std::uint64_t>(d.threadblock) * kFlagStrideWords,
+               dependency_flag(cs.launch, tile, static_cast<std::uint64_t>(d.step_count),
+                               static_cast<std::uint64_t>(flat_step)),
+               false);
+  }
+}
+
+}  // namespace WEFT_KERNEL_BUILD
+}  // namespace weft::gpu::device
