@@ -94,6 +94,9 @@ else:
                 continue
             target, source_dir, dirs = line.split("|", 2)
             own = os.path.realpath(source_dir)
+            # A library whose CMakeLists sits in its src/ owns the folder above (include/ + src/).
+            if os.path.basename(own) == "src":
+                own = os.path.dirname(own)
             for d in filter(None, dirs.split(";")):
                 real = os.path.realpath(d)
                 inside_tree = real == real_root or real.startswith(real_root + os.sep)
@@ -103,6 +106,7 @@ else:
                                     f"directory {os.path.relpath(real, root)} is outside its own "
                                     "folder")
 
+findings = list(dict.fromkeys(findings))
 for finding in findings:
     print(finding)
 print(f"check-layering: {len(findings)} finding(s)" if findings else
