@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
               machine.topology->ranks());
   std::printf("%12s %12s %12s %12s %14s\n", "bytes", "time_us", "algbw_GB/s", "busbw_GB/s",
               "nccl_time_us");
-  for (std::uint64_t bytes = 1024; bytes <= (std::uint64_t{256} << 20); bytes *= 16) {
+  for (std::uint64_t bytes = 1024; bytes <= (std::uint64_t{256} << 20); bytes *= 4) {
     weft::predict::SimulationOptions options;
     options.bytes = bytes;
     const weft::predict::SimulationResult r = simulator.run(options);
