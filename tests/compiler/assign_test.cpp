@@ -1,4 +1,4 @@
-// Pass 5: channels and threadblocks, automatic and manual.
+// The assign pass: channels and threadblocks, automatic and manual.
 #include <catch2/catch.hpp>
 
 #include "compiler_test_support.h"

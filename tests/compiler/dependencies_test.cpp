@@ -1,4 +1,4 @@
-// Pass 6: cross-threadblock waits, nops and hasdep.
+// The dependencies pass: cross-threadblock waits, nops and hasdep.
 #include <catch2/catch.hpp>
 
 #include "compiler_test_support.h"

@@ -1,4 +1,4 @@
-// Pass 3: fusing receives with the sends of what they stored.
+// The fuse pass: fusing receives with the sends of what they stored.
 #include <catch2/catch.hpp>
 
 #include "weft/compiler/fuse.h"

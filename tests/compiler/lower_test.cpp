@@ -1,4 +1,4 @@
-// Pass 2: the chunk DAG to per-rank instructions.
+// The lower pass: the chunk DAG to per-rank instructions.
 #include <catch2/catch.hpp>
 
 #include "weft/compiler/lower.h"

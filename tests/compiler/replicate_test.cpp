@@ -1,4 +1,4 @@
-// Pass 7: instances.
+// The replicate pass: instances.
 #include <catch2/catch.hpp>
 
 #include "compiler_test_support.h"

@@ -1,4 +1,4 @@
-// Pass 4: the global order threadblocks take their steps from.
+// The schedule pass: the global order threadblocks take their steps from.
 #include <catch2/catch.hpp>
 
 #include <map>
