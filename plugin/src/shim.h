@@ -5,6 +5,12 @@
 // over several globals, it is all in this class: Shim::process() creates the one instance on
 // first use from the environment, and tests create their own instances with their own
 // configuration and backend, side by side.
+//
+// The class is implemented by job: shim.cpp (start-up, library-wide calls), shim_registry.cpp
+// (the communicators and threads it knows), shim_errors.cpp, shim_unique_id.cpp,
+// shim_communicators.cpp, shim_weft_side.cpp (a communicator's Weft algorithms),
+// shim_routing.cpp (Weft or NCCL, per call) and shim_groups.cpp; shim_records.h holds what
+// they share.
 #pragma once
 
 #include <nccl.h>
@@ -12,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
