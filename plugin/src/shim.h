@@ -108,6 +108,7 @@ class Shim {
 
  private:
   struct CommRecord;
+  struct Route;
   struct PendingCollective;
   struct ThreadState;
 
@@ -134,8 +135,10 @@ class Shim {
   ncclResult_t run_deferred(std::vector<std::function<ncclResult_t()>> tasks);
   // Either completes now or, inside a group, after the outermost ncclGroupEnd.
   ncclResult_t complete_or_defer(std::function<ncclResult_t()> task);
-  ncclResult_t run_on_weft(const char* api, CommRecord& record, const CollectiveCall& call,
-                           const Selection& selection, cudaStream_t stream);
+  // Where `call` on `comm` goes; fills in call.rank and call.nranks.
+  Route route_call(CollectiveCall& call, ncclComm_t comm) const;
+  ncclResult_t run_on_weft(const char* api, const CollectiveCall& call, const Route& route,
+                           cudaStream_t stream);
 
   ShimConfig config_;
   Logger logger_;

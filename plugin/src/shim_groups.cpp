@@ -76,22 +76,22 @@ ncclResult_t Shim::group_end() {
   state.deferred.clear();
 
   std::vector<Selection> selections;
-  for (const PendingCollective& p : pending) selections.push_back(p.selection);
+  for (const PendingCollective& p : pending) selections.push_back(p.route.selection);
   ncclResult_t result = ncclSuccess;
   if (nccl_only.empty() && group_runs_on_weft(selections)) {
     logger_.info("ncclGroupEnd: all {} collective{} of the group -> Weft", pending.size(),
                  pending.size() == 1 ? "" : "s");
     for (const PendingCollective& p : pending) {
-      const ncclResult_t r = run_on_weft(p.api, *p.record, p.call, p.selection, p.stream);
+      const ncclResult_t r = run_on_weft(p.api, p.call, p.route, p.stream);
       if (result == ncclSuccess) result = r;
     }
   } else if (!pending.empty()) {
     std::string why = nccl_only;
     if (why.empty()) {
       for (const PendingCollective& p : pending) {
-        if (!p.selection.found()) {
+        if (!p.route.selection.found()) {
           why = fmt::format("{} ({}) has no Weft algorithm: {}", p.api, describe(p.call),
-                            p.selection.reason);
+                            p.route.selection.reason);
           break;
         }
       }

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,13 +28,20 @@ struct Shim::CommRecord {
   std::string no_weft_reason;                    // why `weft` is null or has no algorithm
 };
 
+// Decided when the application makes the call, inside a group too, so that the runtime plans
+// each call once.
+struct Shim::Route {
+  std::shared_ptr<CommRecord> record;    // null: a communicator the shim did not create
+  Selection selection;                   // the algorithm chosen, or why none
+  std::optional<gpu::PlannedCall> plan;  // the runtime's plan for the chosen algorithm
+};
+
 struct Shim::PendingCollective {
   const char* api = "";
   CollectiveCall call;
   cudaStream_t stream = nullptr;
   Replay replay;
-  std::shared_ptr<CommRecord> record;
-  Selection selection;
+  Route route;
 };
 
 // What NCCL keeps per thread: the open group and the last error message.

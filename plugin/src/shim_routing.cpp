@@ -27,16 +27,44 @@ std::optional<ncclResult_t> Shim::refuse_without(const char* api, const void* fu
                           api, nccl_.origin, api));
 }
 
-ncclResult_t Shim::run_on_weft(const char* api, CommRecord& record, const CollectiveCall& call,
-                               const Selection& selection, cudaStream_t stream) {
-  const auto index = static_cast<std::size_t>(selection.index);
-  const ir::Algorithm& algo = *record.algorithms[index];
+Shim::Route Shim::route_call(CollectiveCall& call, ncclComm_t comm) const {
+  Route route;
+  route.record = find(comm);
+  if (!route.record) {
+    route.selection.reason = "the communicator was not created through the shim";
+    return route;
+  }
+  const CommRecord& record = *route.record;
+  call.rank = record.rank;
+  call.nranks = record.nranks;
+  if (!record.weft) {
+    route.selection.reason = record.no_weft_reason;
+    return route;
+  }
+  const WeftSide& side = *record.weft;
+  // Selection stops at the first candidate the runtime accepts, so the plan kept last is the
+  // chosen algorithm's.
+  route.selection =
+      select_algorithm(record.algorithms, call,
+                       [&](std::size_t k, const gpu::CallShape& shape) -> gpu::Applicability {
+                         auto planned = side.plan(record.handles[k], shape);
+                         if (!planned.ok()) return {false, planned.status().message};
+                         route.plan = std::move(planned).value();
+                         return {true, {}};
+                       });
+  return route;
+}
+
+ncclResult_t Shim::run_on_weft(const char* api, const CollectiveCall& call, const Route& route,
+                               cudaStream_t stream) {
+  const ir::Algorithm& algo =
+      *route.record->algorithms[static_cast<std::size_t>(route.selection.index)];
   logger_.info("{}: {} on {} ranks -> Weft '{}' ({})", api, describe(call), call.nranks, algo.name,
                algo.source);
-  for (const std::string& rejection : selection.rejections) {
+  for (const std::string& rejection : route.selection.rejections) {
     logger_.trace("{}:   passed over {}", api, rejection);
   }
-  const gpu::Status status = record.weft->run(record.handles[index], call, stream);
+  const gpu::Status status = route.record->weft->run(*route.plan, call, stream);
   if (!status.ok()) {
     // No fallback to NCCL here: the other ranks are running the Weft algorithm and wait for us.
     return fail(to_nccl_result(status.code),
@@ -53,33 +81,18 @@ ncclResult_t Shim::collective(const char* api, CollectiveCall call, ncclComm_t c
   }
   ThreadState& state = thread_state();
   if (state.group_depth == 0) state.last_error.clear();
-  auto record = find(comm);
-  Selection selection;
-  if (record) {
-    call.rank = record->rank;
-    call.nranks = record->nranks;
-    if (record->weft) {
-      const WeftSide& side = *record->weft;
-      const std::vector<int>& handles = record->handles;
-      selection = select_algorithm(record->algorithms, call,
-                                   [&](std::size_t k, const gpu::CallShape& shape) {
-                                     return side.applies(handles[k], shape);
-                                   });
-    } else {
-      selection.reason = record->no_weft_reason;
-    }
-  } else {
-    selection.reason = "the communicator was not created through the shim";
-  }
+  Route route = route_call(call, comm);
   if (state.group_depth > 0) {
     logger_.trace("{}: {} recorded in the group", api, describe(call));
-    state.collectives.push_back(
-        {api, call, stream, std::move(replay), record, std::move(selection)});
+    state.collectives.push_back({api, call, stream, std::move(replay), std::move(route)});
     return ncclSuccess;
   }
-  if (selection.found()) return run_on_weft(api, *record, call, selection, stream);
+  const Selection& selection = route.selection;
+  if (selection.found()) return run_on_weft(api, call, route, stream);
   if (config_.standalone) {
-    if (!record) return fail(ncclInvalidArgument, fmt::format("{}: unknown communicator", api));
+    if (!route.record) {
+      return fail(ncclInvalidArgument, fmt::format("{}: unknown communicator", api));
+    }
     return fail(ncclInvalidUsage,
                 fmt::format("{}: {} on {} ranks has no Weft algorithm ({}); standalone mode has "
                             "no NCCL to fall back to",
