@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "tuner_abi.h"
+#include "weft/plugin/nccl_enums.h"
 #include "weft/plugin/tuner_config.h"
 
 namespace weft::plugin {

@@ -12,13 +12,15 @@
 #include <string>
 #include <vector>
 
+#include "weft/plugin/nccl_enums.h"
 #include "weft/runtime/gpu/selection.h"
 #include "weft/runtime/ir.h"
 
 namespace weft::plugin {
 
 // One collective as the application called it. Data type and operator are NCCL's raw values
-// (ncclDataType_t, ncclRedOp_t) because NCCL has some Weft does not (fp8 types, PreMulSum ops).
+// (ncclDataType_t, ncclRedOp_t) because NCCL has some Weft does not (fp8 types, PreMulSum ops);
+// nccl_enums.h maps them.
 struct CollectiveCall {
   ir::Collective collective = ir::Collective::AllReduce;
   const void* sendbuf = nullptr;
@@ -30,9 +32,6 @@ struct CollectiveCall {
   int rank = 0;
   int nranks = 1;
 };
-
-// Bytes of one element of an NCCL type, 0 for an unknown value.
-std::size_t nccl_type_size(int nccl_datatype);
 
 // Whether a call is in-place in NCCL's sense (DESIGN.md §2.2): allreduce, broadcast, reduce and
 // alltoall send == recv; allgather send == recv + rank·count; reducescatter recv == send +

@@ -12,12 +12,10 @@
 #include <string_view>
 #include <vector>
 
+#include "weft/plugin/nccl_enums.h"
+
 namespace weft::plugin {
 
-// Indices NCCL uses in the cost table and ncclFunc_t (reference/nccl.md).
-inline constexpr int kTunerAlgorithms =
-    7;  // tree ring collnet_direct collnet_chain nvls nvls_tree pat
-inline constexpr int kTunerProtocols = 3;  // ll ll128 simple
 inline constexpr int kAnyValue = -1;
 
 struct TunerRule {
@@ -66,9 +64,5 @@ struct TunerQuery {
 // when none did (nothing is changed then).
 int apply_tuner_rules(const std::vector<TunerRule>& rules, const TunerQuery& query,
                       float* cost_table, int num_algorithms, int num_protocols, int* n_channels);
-
-std::string_view tuner_collective_name(int collective);
-std::string_view tuner_algorithm_name(int algorithm);
-std::string_view tuner_protocol_name(int protocol);
 
 }  // namespace weft::plugin
