@@ -6,30 +6,11 @@
 
 #include "weft/ir/geometry.h"
 #include "weft/ir/types.h"
+#include "weft/plugin/nccl_enums.h"
 
 namespace weft::plugin {
 
 namespace {
-
-// NCCL's ncclDataType_t values 0..9 are Weft's DataType values (weft/ir/types.h says so);
-// 10 and 11 are fp8 types the runtime does not have.
-constexpr int kWeftTypeCount = 10;
-constexpr int kWeftOpCount = 5;
-
-const char* nccl_type_name(int type) {
-  static constexpr const char* kNames[] = {"int8",   "uint8",    "int32",      "uint32",
-                                           "int64",  "uint64",   "half",       "float",
-                                           "double", "bfloat16", "float8e4m3", "float8e5m2"};
-  if (type < 0 || type >= static_cast<int>(std::size(kNames))) return "unknown type";
-  return kNames[type];
-}
-
-const char* nccl_op_name(int op) {
-  static constexpr const char* kNames[] = {"sum", "prod", "max", "min", "avg"};
-  if (op < 0) return "unknown operator";
-  if (op >= static_cast<int>(std::size(kNames))) return "a custom operator (PreMulSum)";
-  return kNames[op];
-}
 
 bool reduces(ir::Collective coll) {
   return coll == ir::Collective::AllReduce || coll == ir::Collective::ReduceScatter ||
@@ -42,34 +23,27 @@ bool rooted(ir::Collective coll) {
 
 }  // namespace
 
-std::size_t nccl_type_size(int nccl_datatype) {
-  if (nccl_datatype >= 0 && nccl_datatype < kWeftTypeCount) {
-    return size_of(static_cast<DataType>(nccl_datatype));
-  }
-  if (nccl_datatype == 10 || nccl_datatype == 11) return 1;  // fp8
-  return 0;
-}
-
 bool is_in_place(const CollectiveCall& call) {
   return ir::is_in_place_call(call.collective, call.rank, call.sendbuf, call.recvbuf, call.count,
                               nccl_type_size(call.nccl_datatype));
 }
 
 ShapeResult call_shape(const CollectiveCall& call) {
-  if (call.nccl_datatype < 0 || call.nccl_datatype >= kWeftTypeCount) {
+  const std::optional<DataType> dtype = weft_data_type(call.nccl_datatype);
+  if (!dtype) {
     return {std::nullopt,
             fmt::format("the runtime has no {} type", nccl_type_name(call.nccl_datatype))};
   }
-  if (reduces(call.collective) && (call.nccl_op < 0 || call.nccl_op >= kWeftOpCount)) {
-    return {std::nullopt, fmt::format("the runtime has no {}", nccl_op_name(call.nccl_op))};
-  }
+  // Collectives without a reduction carry no operator; Sum keeps the type check neutral.
+  std::optional<ReduceOp> op = ReduceOp::Sum;
+  if (reduces(call.collective)) op = weft_reduce_op(call.nccl_op);
+  if (!op) return {std::nullopt, fmt::format("the runtime has no {}", nccl_op_name(call.nccl_op))};
   gpu::CallShape shape;
   shape.collective = call.collective;
   shape.nranks = call.nranks;
   shape.count = call.count;
-  shape.dtype = static_cast<DataType>(call.nccl_datatype);
-  // Collectives without a reduction carry no operator; Sum keeps the type check neutral.
-  shape.op = reduces(call.collective) ? static_cast<ReduceOp>(call.nccl_op) : ReduceOp::Sum;
+  shape.dtype = *dtype;
+  shape.op = *op;
   shape.in_place = is_in_place(call);
   shape.root = rooted(call.collective) ? call.root : -1;
   return {shape, {}};

@@ -119,16 +119,17 @@ class CudaWeftSide final : public WeftSide {
     return handle.value().id;
   }
 
-  gpu::Applicability applies(int handle, const gpu::CallShape& call) const override {
-    return comm_->applies(gpu::AlgorithmHandle{handle}, call);
+  gpu::Result<gpu::PlannedCall> plan(int handle, const gpu::CallShape& call) const override {
+    return comm_->plan(gpu::AlgorithmHandle{handle}, call);
   }
 
-  gpu::Status run(int handle, const CollectiveCall& call, cudaStream_t stream) override {
+  gpu::Status run(const gpu::PlannedCall& planned, const CollectiveCall& call,
+                  cudaStream_t stream) override {
     void* recvbuf = call.recvbuf;
     if (recvbuf == nullptr) {
       // NCCL lets non-root ranks of a reduce pass no receive buffer; an algorithm may still
       // stage data in its output there.
-      const std::size_t bytes = call.count * nccl_type_size(call.nccl_datatype);
+      const std::size_t bytes = planned.shape.count * size_of(planned.shape.dtype);
       if (bytes > spare_receive_bytes_) {
         DeviceScope scope(device_);
         if (spare_receive_ != nullptr) cudaFree(spare_receive_);
@@ -141,10 +142,7 @@ class CudaWeftSide final : public WeftSide {
       }
       recvbuf = spare_receive_;
     }
-    return comm_->run(gpu::AlgorithmHandle{handle}, call.sendbuf, recvbuf, call.count,
-                      static_cast<DataType>(call.nccl_datatype),
-                      static_cast<ReduceOp>(call.nccl_op < 5 ? call.nccl_op : 0), call.root,
-                      stream);
+    return comm_->run(planned, call.sendbuf, recvbuf, stream);
   }
 
   gpu::Status async_error() const override { return comm_->async_error(); }

@@ -5,6 +5,12 @@
 // over several globals, it is all in this class: Shim::process() creates the one instance on
 // first use from the environment, and tests create their own instances with their own
 // configuration and backend, side by side.
+//
+// The class is implemented by job: shim.cpp (start-up, library-wide calls), shim_registry.cpp
+// (the communicators and threads it knows), shim_errors.cpp, shim_unique_id.cpp,
+// shim_communicators.cpp, shim_weft_side.cpp (a communicator's Weft algorithms),
+// shim_routing.cpp (Weft or NCCL, per call) and shim_groups.cpp; shim_records.h holds what
+// they share.
 #pragma once
 
 #include <nccl.h>
@@ -12,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -101,6 +108,7 @@ class Shim {
 
  private:
   struct CommRecord;
+  struct Route;
   struct PendingCollective;
   struct ThreadState;
 
@@ -127,8 +135,10 @@ class Shim {
   ncclResult_t run_deferred(std::vector<std::function<ncclResult_t()>> tasks);
   // Either completes now or, inside a group, after the outermost ncclGroupEnd.
   ncclResult_t complete_or_defer(std::function<ncclResult_t()> task);
-  ncclResult_t run_on_weft(const char* api, CommRecord& record, const CollectiveCall& call,
-                           const Selection& selection, cudaStream_t stream);
+  // Where `call` on `comm` goes; fills in call.rank and call.nranks.
+  Route route_call(CollectiveCall& call, ncclComm_t comm) const;
+  ncclResult_t run_on_weft(const char* api, const CollectiveCall& call, const Route& route,
+                           cudaStream_t stream);
 
   ShimConfig config_;
   Logger logger_;

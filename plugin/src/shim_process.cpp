@@ -1,6 +1,6 @@
 // The process's one Shim, behind the exported ncclX functions: configured from the environment
-// and backed by the GPU runtime. Separate from shim.cpp so that the shim's logic links into tests
-// without the CUDA runtime.
+// and backed by the GPU runtime. Not part of weft_nccl_shim, so that the shim's logic links into
+// tests without the CUDA runtime.
 #include "shim.h"
 
 namespace weft::plugin {

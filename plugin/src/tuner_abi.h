@@ -25,7 +25,7 @@ inline constexpr unsigned long kWeftNcclTuningFlag = 64;
 typedef void (*weftNcclDebugLogger_t)(weftNcclDebugLogLevel level, unsigned long flags,
                                       const char* file, int line, const char* fmt, ...);
 
-// ncclFunc_t is an int-sized enum: Broadcast 0 ... Gather 10.
+// ncclFunc_t is an int-sized enum; weft/plugin/nccl_enums.h names its values.
 typedef int weftNcclFunc_t;
 
 typedef struct {

@@ -10,6 +10,7 @@
 
 #include "nccl_functions.h"
 #include "weft/gpu/bootstrap.h"
+#include "weft/gpu/communicator.h"
 #include "weft/gpu/selection.h"
 #include "weft/gpu/status.h"
 #include "weft/ir/ir.h"
@@ -25,11 +26,12 @@ class WeftSide {
   // Collective over the communicator's ranks, in the same order everywhere. Returns the handle
   // the runtime gave the algorithm.
   virtual gpu::Result<int> load(const ir::Algorithm& algorithm) = 0;
-  // Whether the runtime would run `call` with `handle` (its plan and FIFO depth fit); asked only
-  // for calls that passed check_applicable.
-  virtual gpu::Applicability applies(int handle, const gpu::CallShape& call) const = 0;
-  // Enqueues `call` with the algorithm `handle` on `stream`.
-  virtual gpu::Status run(int handle, const CollectiveCall& call, cudaStream_t stream) = 0;
+  // Whether the runtime would run `call` with `handle` (its plan and FIFO depth fit), and if so
+  // its plan, which run() launches as it is; asked only for calls that passed check_applicable.
+  virtual gpu::Result<gpu::PlannedCall> plan(int handle, const gpu::CallShape& call) const = 0;
+  // Enqueues a call plan() accepted on `stream`, on the application's buffers in `call`.
+  virtual gpu::Status run(const gpu::PlannedCall& planned, const CollectiveCall& call,
+                          cudaStream_t stream) = 0;
   // The first failure inside a kernel (a wait that timed out); success while there is none.
   virtual gpu::Status async_error() const = 0;
 };

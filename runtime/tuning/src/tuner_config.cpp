@@ -1,7 +1,6 @@
 #include "weft/tuning/tuner_config.h"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <charconv>
 #include <optional>
@@ -13,21 +12,6 @@
 namespace weft::tuning {
 
 namespace {
-
-// ncclFunc_t order.
-constexpr std::array<std::string_view, 11> kCollectives = {
-    "broadcast", "reduce", "allgather", "reducescatter", "allreduce", "sendrecv",
-    "send",      "recv",   "alltoall",  "scatter",       "gather"};
-constexpr std::array<std::string_view, kTunerAlgorithms> kAlgorithms = {
-    "tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
-constexpr std::array<std::string_view, kTunerProtocols> kProtocols = {"ll", "ll128", "simple"};
-
-template <std::size_t N>
-std::optional<int> index_of(const std::array<std::string_view, N>& names, std::string_view name) {
-  const auto it = std::find(names.begin(), names.end(), name);
-  if (it == names.end()) return std::nullopt;
-  return static_cast<int>(it - names.begin());
-}
 
 std::string_view trim(std::string_view text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
@@ -66,19 +50,6 @@ bool matches(int rule_value, std::size_t value) {
 
 }  // namespace
 
-std::string_view tuner_collective_name(int collective) {
-  if (collective < 0 || collective >= static_cast<int>(kCollectives.size())) return "unknown";
-  return kCollectives[static_cast<std::size_t>(collective)];
-}
-std::string_view tuner_algorithm_name(int algorithm) {
-  if (algorithm < 0 || algorithm >= kTunerAlgorithms) return "unknown";
-  return kAlgorithms[static_cast<std::size_t>(algorithm)];
-}
-std::string_view tuner_protocol_name(int protocol) {
-  if (protocol < 0 || protocol >= kTunerProtocols) return "unknown";
-  return kProtocols[static_cast<std::size_t>(protocol)];
-}
-
 TunerConfig parse_tuner_config(std::string_view text, std::string_view source_name) {
   TunerConfig config;
   // Editors on some systems start a UTF-8 file with a byte order mark; it is not part of the
@@ -116,7 +87,7 @@ TunerConfig parse_tuner_config(std::string_view text, std::string_view source_na
     }
     TunerRule rule;
     rule.line = line_number;
-    const auto collective = index_of(kCollectives, fields[0]);
+    const auto collective = tuner_collective_from_name(fields[0]);
     if (!collective) {
       problem(fmt::format("unknown collective '{}'", fields[0]));
       continue;
@@ -138,7 +109,7 @@ TunerConfig parse_tuner_config(std::string_view text, std::string_view source_na
       problem(fmt::format("max_bytes {} is below min_bytes {}", rule.max_bytes, rule.min_bytes));
       continue;
     }
-    const auto algorithm = index_of(kAlgorithms, fields[3]);
+    const auto algorithm = tuner_algorithm_from_name(fields[3]);
     if (!algorithm) {
       problem(
           fmt::format("unknown algorithm '{}' (one of tree, ring, collnet_direct, "
@@ -147,7 +118,7 @@ TunerConfig parse_tuner_config(std::string_view text, std::string_view source_na
       continue;
     }
     rule.algorithm = *algorithm;
-    const auto protocol = index_of(kProtocols, fields[4]);
+    const auto protocol = tuner_protocol_from_name(fields[4]);
     if (!protocol) {
       problem(fmt::format("unknown protocol '{}' (one of ll, ll128, simple)", fields[4]));
       continue;

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -27,6 +28,7 @@ struct BackendEvents {
   std::string fail_load;  // an algorithm name whose load fails
   // Calls of at least this count are refused by the runtime's own check (its plan does not fit).
   std::size_t refuse_count_from = std::numeric_limits<std::size_t>::max();
+  std::atomic<int> plans{0};  // calls the runtime was asked to plan
   void add(std::string event) {
     std::lock_guard lock(mutex);
     events.push_back(std::move(event));
@@ -75,15 +77,26 @@ class RecordingSide final : public WeftSide {
     }
     return next_handle_++;
   }
-  gpu::Applicability applies(int handle, const gpu::CallShape& call) const override {
+  gpu::Result<gpu::PlannedCall> plan(int handle, const gpu::CallShape& call) const override {
+    ++events_->plans;
     if (call.count >= events_->refuse_count_from) {
-      return {false, fmt::format("handle {}: the call's plan does not fit (test)", handle)};
+      return gpu::Status::error(
+          gpu::ErrorCode::InvalidArgument,
+          fmt::format("handle {}: the call's plan does not fit (test)", handle));
     }
-    return {true, {}};
+    gpu::PlannedCall planned;
+    planned.handle = gpu::AlgorithmHandle{handle};
+    planned.shape = call;
+    return planned;
   }
-  gpu::Status run(int handle, const CollectiveCall& call, cudaStream_t stream) override {
-    events_->add(fmt::format("run handle {} rank {} {} count {} send {} recv {} stream {}", handle,
-                             rank_, ir::to_string(call.collective), call.count,
+  gpu::Status run(const gpu::PlannedCall& planned, const CollectiveCall& call,
+                  cudaStream_t stream) override {
+    if (planned.shape.collective != call.collective || planned.shape.count != call.count) {
+      return gpu::Status::error(gpu::ErrorCode::InternalError,
+                                "run with the plan of another call (test)");
+    }
+    events_->add(fmt::format("run handle {} rank {} {} count {} send {} recv {} stream {}",
+                             planned.handle.id, rank_, ir::to_string(call.collective), call.count,
                              fmt::ptr(call.sendbuf), fmt::ptr(call.recvbuf), fmt::ptr(stream)));
     return gpu::Status::success();
   }

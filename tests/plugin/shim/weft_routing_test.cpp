@@ -93,6 +93,25 @@ TEST_CASE("routing: a group whose collectives all have algorithms runs on Weft a
   CHECK(t.logged("ncclGroupEnd: all 2 collectives of the group -> Weft"));
 }
 
+TEST_CASE("routing: the runtime plans each call once, inside a group too") {
+  RecordingNccl nccl;
+  ShimUnderTest t(ring4_config());
+  ncclComm_t comm = init_rank(*t.shim, 4, 0);
+  REQUIRE(all_reduce(*t.shim, send_buffer, recv_buffer, 64, ncclFloat, ncclSum, comm, kStream) ==
+          ncclSuccess);
+  CHECK(t.backend->plans == 1);
+  REQUIRE(t.shim->group_start() == ncclSuccess);
+  REQUIRE(all_reduce(*t.shim, send_buffer, recv_buffer, 64, ncclFloat, ncclSum, comm, kStream) ==
+          ncclSuccess);
+  REQUIRE(all_reduce(*t.shim, send_buffer, recv_buffer, 128, ncclFloat, ncclMin, comm, kStream) ==
+          ncclSuccess);
+  REQUIRE(t.shim->group_end() == ncclSuccess);
+  CHECK(t.backend->plans == 3);
+  // The recording side refuses a plan made for another call, so each ran with its own.
+  CHECK(t.backend->count_starting("run handle 100 rank 0 allreduce count 64") == 2);
+  CHECK(t.backend->count_starting("run handle 100 rank 0 allreduce count 128") == 1);
+}
+
 TEST_CASE("routing: one collective without an algorithm sends the whole group to NCCL") {
   RecordingNccl nccl;
   ShimUnderTest t(ring4_config());

@@ -162,24 +162,17 @@ class CommunicatorImpl final : public Communicator {
     return it == algorithms_.end() ? nullptr : &it->second->algorithm;
   }
 
-  Applicability applies(AlgorithmHandle handle, const CallShape& call) const override {
-    const ir::Algorithm* algo = algorithm(handle);
-    if (algo == nullptr) return {false, fmt::format("unknown algorithm handle {}", handle.id)};
-    Applicability verdict = check_applicable(*algo, call);
-    if (!verdict) return verdict;
-    // run() also refuses calls whose plan does not fit (tile/step encoding, FIFO depth for
-    // split steps); say so here so that a caller choosing among algorithms (the NCCL shim)
-    // falls back instead of selecting one that run() then rejects.
-    const LoadedAlgorithm& loaded = *algorithms_.at(handle.id);
-    if (!loaded.refusal.empty()) return {false, loaded.refusal};
-    auto plan = plan_call(*algo, call, options_, loaded.max_count, loaded.max_steps);
-    if (!plan.ok()) return {false, plan.status().message};
-    if (auto s = check_fifo_depth(algo->protocol, options_.protocol(algo->protocol), plan.value(),
-                                  loaded.max_message_count);
-        !s.ok()) {
-      return {false, s.message};
+  Result<PlannedCall> plan(AlgorithmHandle handle, const CallShape& call) const override {
+    auto it = algorithms_.find(handle.id);
+    if (it == algorithms_.end()) return unknown(handle);
+    const LoadedAlgorithm& loaded = *it->second;
+    if (const Applicability verdict = check_applicable(loaded.algorithm, call); !verdict) {
+      return Status::error(ErrorCode::NotApplicable, verdict.reason);
     }
-    return verdict;
+    if (!loaded.refusal.empty()) return Status::error(ErrorCode::NotApplicable, loaded.refusal);
+    auto plan = plan_fitting(loaded, call);
+    if (!plan.ok()) return plan.status();
+    return PlannedCall{handle, call, std::move(plan).value(), this};
   }
 
   Status reserve_scratch(AlgorithmHandle handle, std::size_t max_count, DataType dtype) override {
@@ -226,6 +219,61 @@ class CommunicatorImpl final : public Communicator {
 
   Status run(AlgorithmHandle handle, std::span<const RankBuffers> calls, std::size_t count,
              DataType dtype, ReduceOp op, int root, StreamHandle stream) override {
+    if (Status stopped = refuse_if_stopped(); !stopped.ok()) return stopped;
+    auto it = algorithms_.find(handle.id);
+    if (it == algorithms_.end()) return unknown(handle);
+    LoadedAlgorithm& loaded = *it->second;
+    const ir::Algorithm& algo = loaded.algorithm;
+    if (!loaded.refusal.empty()) return Status::error(ErrorCode::NotApplicable, loaded.refusal);
+    if (Status s = check_buffer_count(calls); !s.ok()) return s;
+    if (size_of(dtype) == 0) {
+      return Status::error(ErrorCode::InvalidArgument,
+                           fmt::format("run: unknown data type {}", static_cast<int>(dtype)));
+    }
+    auto in_place = buffers_in_place(algo, calls, count, size_of(dtype));
+    if (!in_place.ok()) return in_place.status();
+    CallShape shape;
+    shape.collective = algo.collective;
+    shape.nranks = nranks();
+    shape.count = count;
+    shape.dtype = dtype;
+    shape.op = op;
+    shape.in_place = in_place.value();
+    shape.root = root;
+    auto plan = plan_fitting(loaded, shape);
+    if (!plan.ok()) return plan.status();
+    return launch(loaded, shape, plan.value(), calls, stream);
+  }
+
+  Status run(const PlannedCall& call, std::span<const RankBuffers> calls,
+             StreamHandle stream) override {
+    if (Status stopped = refuse_if_stopped(); !stopped.ok()) return stopped;
+    if (call.planner != this) {
+      return Status::error(ErrorCode::InvalidUsage,
+                           "run: the call was not planned by this communicator's plan()");
+    }
+    auto it = algorithms_.find(call.handle.id);
+    if (it == algorithms_.end()) return unknown(call.handle);
+    LoadedAlgorithm& loaded = *it->second;
+    if (Status s = check_buffer_count(calls); !s.ok()) return s;
+    const CallShape& shape = call.shape;
+    auto in_place = buffers_in_place(loaded.algorithm, calls, shape.count, size_of(shape.dtype));
+    if (!in_place.ok()) return in_place.status();
+    // The plan (scratch sizes, and the algorithm's own in-place/out-of-place check) holds only
+    // for buffers of the kind it was made for.
+    if (in_place.value() != shape.in_place) {
+      return Status::error(ErrorCode::InvalidArgument,
+                           fmt::format("run: the call was planned {} but its buffers are {}",
+                                       shape.in_place ? "in-place" : "out-of-place",
+                                       in_place.value() ? "in-place" : "out-of-place"));
+    }
+    return launch(loaded, shape, call.plan, calls, stream);
+  }
+
+ private:
+  // After a failure inside a kernel, of this communicator or (through the process-wide abort
+  // word) of an older one, no further call may start.
+  Status refuse_if_stopped() const {
     if (Status failure = async_error(); !failure.ok()) {
       failure.message += " (an earlier call failed; this communicator refuses further calls)";
       return failure;
@@ -235,21 +283,19 @@ class CommunicatorImpl final : public Communicator {
                            "another communicator of this process failed, which aborts every "
                            "communicator created before it; create a new communicator");
     }
-    auto it = algorithms_.find(handle.id);
-    if (it == algorithms_.end()) return unknown(handle);
-    LoadedAlgorithm& loaded = *it->second;
-    const ir::Algorithm& algo = loaded.algorithm;
-    if (!loaded.refusal.empty()) return Status::error(ErrorCode::NotApplicable, loaded.refusal);
-    if (calls.size() != local_ranks_.size()) {
-      return Status::error(ErrorCode::InvalidArgument,
-                           fmt::format("run: {} buffer pairs for {} local ranks", calls.size(),
-                                       local_ranks_.size()));
-    }
-    if (size_of(dtype) == 0) {
-      return Status::error(ErrorCode::InvalidArgument,
-                           fmt::format("run: unknown data type {}", static_cast<int>(dtype)));
-    }
-    const std::size_t element = size_of(dtype);
+    return {};
+  }
+
+  Status check_buffer_count(std::span<const RankBuffers> calls) const {
+    if (calls.size() == local_ranks_.size()) return {};
+    return Status::error(
+        ErrorCode::InvalidArgument,
+        fmt::format("run: {} buffer pairs for {} local ranks", calls.size(), local_ranks_.size()));
+  }
+
+  // Whether the local ranks' buffers make an in-place call; they must all agree.
+  Result<bool> buffers_in_place(const ir::Algorithm& algo, std::span<const RankBuffers> calls,
+                                std::size_t count, std::size_t element) const {
     bool in_place = false;
     for (std::size_t k = 0; k < calls.size(); ++k) {
       if (calls[k].sendbuf == nullptr || calls[k].recvbuf == nullptr) {
@@ -267,24 +313,31 @@ class CommunicatorImpl final : public Communicator {
                                          mine ? "in-place" : "out-of-place"));
       }
     }
-    CallShape shape;
-    shape.collective = algo.collective;
-    shape.nranks = nranks();
-    shape.count = count;
-    shape.dtype = dtype;
-    shape.op = op;
-    shape.in_place = in_place;
-    shape.root = root;
-    auto plan = plan_call(algo, shape, options_, loaded.max_count, loaded.max_steps);
+    return in_place;
+  }
+
+  // plan_call, and the FIFO check: a step split into several messages per tile shrinks the FIFO
+  // below the two steps the algorithms are verified at; refuse instead of timing out.
+  Result<CallPlan> plan_fitting(const LoadedAlgorithm& loaded, const CallShape& call) const {
+    const ir::Algorithm& algo = loaded.algorithm;
+    auto plan = plan_call(algo, call, options_, loaded.max_count, loaded.max_steps);
     if (!plan.ok()) return plan.status();
-    // A step split into several messages per tile shrinks the FIFO below the two steps the
-    // algorithms are verified at; refuse instead of timing out.
     if (auto s = check_fifo_depth(algo.protocol, options_.protocol(algo.protocol), plan.value(),
                                   loaded.max_message_count);
         !s.ok()) {
       return s;
     }
+    return plan;
+  }
 
+  // Enqueues a call whose buffers are checked and whose plan fits.
+  Status launch(LoadedAlgorithm& loaded, const CallShape& shape, const CallPlan& plan,
+                std::span<const RankBuffers> calls, StreamHandle stream) {
+    const ir::Algorithm& algo = loaded.algorithm;
+    const DataType dtype = shape.dtype;
+    const ReduceOp op = shape.op;
+    const bool in_place = shape.in_place;
+    const std::size_t element = size_of(dtype);
     auto captured = runtime_->capturing(stream);
     if (!captured.ok()) return captured.status();
     const bool capturing = captured.value();
@@ -298,19 +351,19 @@ class CommunicatorImpl final : public Communicator {
     args.system_scope = loaded.system_scope ? 1u : 0u;
     args.arrival_timeout_ns = static_cast<std::uint64_t>(options_.arrival_timeout_s * 1e9);
     args.element_bytes = static_cast<std::uint32_t>(element);
-    args.chunk_elements = plan.value().chunk_elements;
-    args.tile_elements = plan.value().tile_elements;
-    args.tiles = plan.value().tiles;
-    args.piece_stride_bytes = plan.value().piece_stride_bytes;
+    args.chunk_elements = plan.chunk_elements;
+    args.tile_elements = plan.tile_elements;
+    args.tiles = plan.tiles;
+    args.piece_stride_bytes = plan.piece_stride_bytes;
     const ProtocolOptions& protocol = options_.protocol(algo.protocol);
     args.slot_bytes = protocol.slot_bytes;
     args.fifo_depth = static_cast<std::uint32_t>(protocol.fifo_depth);
-    args.pieces_per_message = static_cast<std::uint32_t>(plan.value().pieces_per_message);
+    args.pieces_per_message = static_cast<std::uint32_t>(plan.pieces_per_message);
     args.timeout_ns = static_cast<std::uint64_t>(options_.timeout_s * 1e9);
 
     for (std::size_t k = 0; k < calls.size(); ++k) {
       const int rank = local_ranks_[k];
-      const std::size_t scratch = plan.value().scratch_bytes[static_cast<std::size_t>(rank)];
+      const std::size_t scratch = plan.scratch_bytes[static_cast<std::size_t>(rank)];
       if (auto s = loaded.scratch.ensure(k, scratch, *runtime_, capturing, "scratch"); !s.ok()) {
         return s;
       }
@@ -327,8 +380,7 @@ class CommunicatorImpl final : public Communicator {
     auto threads = resident_threads(dtype, op, algo.protocol, loaded.cta_count);
     if (!threads.ok()) return threads.status();
     if (op == ReduceOp::Avg) {
-      if (auto s =
-              premultiply(loaded, calls, plan.value(), dtype, in_place, capturing, stream, args);
+      if (auto s = premultiply(loaded, calls, plan, dtype, in_place, capturing, stream, args);
           !s.ok()) {
         return s;
       }
@@ -341,7 +393,6 @@ class CommunicatorImpl final : public Communicator {
     return {};
   }
 
- private:
   Status unknown(AlgorithmHandle handle) const {
     return Status::error(
         ErrorCode::InvalidUsage,
@@ -560,6 +611,12 @@ Result<std::unique_ptr<Communicator>> Communicator::create(std::shared_ptr<Trans
   auto communicator = std::make_unique<CommunicatorImpl>(std::move(transport), std::move(options));
   if (auto s = communicator->initialise(); !s.ok()) return s;
   return std::unique_ptr<Communicator>(std::move(communicator));
+}
+
+Applicability Communicator::applies(AlgorithmHandle handle, const CallShape& call) const {
+  auto planned = plan(handle, call);
+  if (!planned.ok()) return {false, planned.status().message};
+  return {true, {}};
 }
 
 }  // namespace weft::gpu

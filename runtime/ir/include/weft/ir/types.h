@@ -1,6 +1,7 @@
 // Element types and reduction operators shared by the CPU reference executor, the GPU runtime and
-// the NCCL shim. Values of DataType and ReduceOp match NCCL's ncclDataType_t / ncclRedOp_t so the
-// shim can convert by cast.
+// the NCCL shim. Values of DataType and ReduceOp match NCCL's ncclDataType_t / ncclRedOp_t and the
+// C API's (weft.h), which converts by cast; the NCCL shim maps NCCL's values one by one
+// (weft/plugin/nccl_enums.h).
 #pragma once
 
 #include <cstddef>

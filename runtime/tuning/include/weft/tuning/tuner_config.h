@@ -13,12 +13,9 @@
 #include <string_view>
 #include <vector>
 
-namespace weft::tuning {
+#include "weft/tuning/tuner_names.h"
 
-// Indices NCCL uses in the cost table and ncclFunc_t (NCCL 2.28's nccl_common.h and tuner.h).
-inline constexpr int kTunerAlgorithms =
-    7;  // tree ring collnet_direct collnet_chain nvls nvls_tree pat
-inline constexpr int kTunerProtocols = 3;  // ll ll128 simple
+namespace weft::tuning {
 inline constexpr int kAnyValue = -1;
 
 struct TunerRule {
@@ -83,9 +80,5 @@ struct TunerLine {
 
 // The table's text: a header saying what wrote it, then one line per rule.
 std::string write_tuner_config(const std::vector<TunerLine>& lines);
-
-std::string_view tuner_collective_name(int collective);
-std::string_view tuner_algorithm_name(int algorithm);
-std::string_view tuner_protocol_name(int protocol);
 
 }  // namespace weft::tuning

@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 
+#include "weft/gpu/call_plan.h"
 #include "weft/gpu/device_runtime.h"
 #include "weft/gpu/options.h"
 #include "weft/gpu/selection.h"
@@ -42,6 +43,18 @@ struct AlgorithmHandle {
 struct RankBuffers {
   const void* sendbuf = nullptr;
   void* recvbuf = nullptr;
+};
+
+class Communicator;
+
+// A call that Communicator::plan accepted for one algorithm, with its plan, so that choosing an
+// algorithm (the NCCL shim asks several) and launching the chosen one plan the call once. Valid
+// for the communicator that made it for as long as the algorithm stays loaded.
+struct PlannedCall {
+  AlgorithmHandle handle;
+  CallShape shape;
+  CallPlan plan;
+  const Communicator* planner = nullptr;  // run() refuses a call another communicator planned
 };
 
 class Communicator {
@@ -70,8 +83,12 @@ class Communicator {
   // The IR behind a handle; nullptr for an unknown handle.
   virtual const ir::Algorithm* algorithm(AlgorithmHandle handle) const = 0;
 
-  // Whether `handle` can run this call, and if not why (for selection in the shim).
-  virtual Applicability applies(AlgorithmHandle handle, const CallShape& call) const = 0;
+  // Whether `handle` can run this call (check_applicable, and whether its plan fits: tile/step
+  // encoding, FIFO depth for split steps), and if so its plan for run(). Fails with the reason,
+  // so that a caller choosing among algorithms falls back instead of choosing one run() rejects.
+  virtual Result<PlannedCall> plan(AlgorithmHandle handle, const CallShape& call) const = 0;
+  // plan() for callers that need only the verdict.
+  Applicability applies(AlgorithmHandle handle, const CallShape& call) const;
 
   // Enqueues one collective call on `stream` for every local rank at once (`calls` holds one
   // entry per local rank, in local_ranks() order). `root` is the broadcast/reduce root, −1 for
@@ -88,6 +105,14 @@ class Communicator {
              DataType dtype, ReduceOp op, int root, StreamHandle stream) {
     const RankBuffers call{sendbuf, recvbuf};
     return run(handle, std::span<const RankBuffers>(&call, 1), count, dtype, op, root, stream);
+  }
+  // run() for a call plan() accepted: `calls` must be buffers of that shape (in-place exactly
+  // when the shape is).
+  virtual Status run(const PlannedCall& call, std::span<const RankBuffers> calls,
+                     StreamHandle stream) = 0;
+  Status run(const PlannedCall& call, const void* sendbuf, void* recvbuf, StreamHandle stream) {
+    const RankBuffers buffers{sendbuf, recvbuf};
+    return run(call, std::span<const RankBuffers>(&buffers, 1), stream);
   }
 
   // Grows the runtime-owned scratch so that calls up to `max_count` elements of `dtype` need no
