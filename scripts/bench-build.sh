@@ -30,7 +30,7 @@ build() {
   steps=$(awk 'NR > 1' "$dir/.ninja_log" | wc -l)
   echo "$label $seconds $steps" >> "$work/results"
   awk -v label="$label" 'NR > 1 { printf "%s %.1f %s\n", label, ($2 - $1) / 1000, $4 }' \
-    "$dir/.ninja_log" | sort -k2 -n -r | head -5 >> "$work/slowest"
+    "$dir/.ninja_log" | sort -k2 -n -r | awk 'NR <= 5' >> "$work/slowest"
 }
 
 if [[ -n $vs ]]; then
