@@ -40,7 +40,6 @@ Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& t
     tuning.contenders.push_back(
         predict_candidate(candidate, topology, request.sizes, request.in_place));
   }
-  tuning.candidates = candidates.size();
   if (request.with_nccl) {
     for (Contender& c : nccl_contenders(topology, request.collective, request.sizes)) {
       tuning.contenders.push_back(std::move(c));

@@ -27,7 +27,6 @@ struct TuneRequest {
 
 struct Tuning {
   std::vector<Contender> contenders;  // the candidates in their order, then NCCL's
-  std::size_t candidates = 0;         // how many of the contenders are candidates
   std::vector<std::uint64_t> sizes;
   std::vector<Band> bands;
   ReportInfo info;
