@@ -28,6 +28,11 @@ int main(int argc, char** argv) {
   weft::predict::TopologyRequest request;
   request.source = argv[2];
   request.nodes = argc == 4 ? std::atoi(argv[3]) : 1;
+  if (request.nodes < 1 || algorithm.ngpus % request.nodes != 0) {
+    std::fprintf(stderr, "%s: NODES must be a whole number that divides the %d ranks of %s\n",
+                 argv[0], algorithm.ngpus, argv[1]);
+    return 2;
+  }
   request.gpus_per_node = algorithm.ngpus / request.nodes;
   weft::predict::TopologyResult machine = weft::predict::load_topology(request);
   for (const weft::Diagnostic& d : machine.diagnostics.items) {
