@@ -29,11 +29,12 @@ struct SimulationOptions {
   bool record = false;           // keep every step execution and message (timelines, traces)
   // The GPU runtime's knobs (slot sizes and FIFO depths), as it would read them.
   gpu::RuntimeOptions runtime{};
-  // Tiles simulated one by one (0: all). A call of more tiles is a pipeline in steady state after
-  // its first ones: the simulator runs this many and extends the makespan by the remaining tiles
-  // times the period the second half of them took (one tile's completion to the next, averaged).
-  // What large calls cost is then independent of their size, and the pipeline's fill, drain and
-  // period are still simulated, not assumed.
+  // Tiles simulated one by one (0: all; at least 4). A call of more tiles is a pipeline in
+  // steady state between its fill and its drain: the simulator runs this many, and half as many
+  // again, and extends the makespan by the remaining tiles times the period the two runs differ
+  // by (their makespans' difference over their tiles' difference). What large calls cost to
+  // predict is then independent of their size, and the pipeline's fill, drain and period are
+  // still simulated, not assumed.
   int max_tiles = 64;
 };
 
