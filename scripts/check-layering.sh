@@ -33,14 +33,17 @@ ALLOWED = [
     ("compiler/include/", {"ir", "cpu", "dsl", "compiler"}),
     ("compiler/src/", {"ir", "cpu", "dsl", "compiler"}),
     ("compiler/python/", {"ir", "cpu", "dsl", "compiler", "algorithms"}),
-    ("compiler/tools/", {"ir", "cpu", "gpu", "predict", "tuning", "dsl", "compiler", "algorithms"}),
+    ("synthesis/", {"ir", "cpu", "gpu", "predict", "tuning", "dsl", "compiler", "synthesis"}),
+    ("compiler/tools/", {"ir", "cpu", "gpu", "predict", "tuning", "dsl", "compiler", "algorithms",
+                         "synthesis"}),
     ("plugin/", {"ir", "gpu", "tuning", "plugin"}),
 ]
 # The libraries and programs, each a folder (the longest prefix names a file's owner).
 PARTS = ["runtime/ir/", "runtime/cpu/", "runtime/gpu/program/", "runtime/gpu/communicator/",
          "runtime/gpu/kernel/", "runtime/gpu/host/", "runtime/gpu/cuda/", "runtime/predict/",
          "runtime/tuning/", "runtime/tools/weft-perf/", "dsl/", "compiler/algorithms/",
-         "compiler/tools/weftc/", "compiler/tools/", "compiler/python/", "compiler/", "plugin/",
+         "compiler/tools/weftc/", "compiler/tools/", "compiler/python/", "compiler/", "synthesis/",
+         "plugin/",
          "examples/nccl/", "examples/user-algorithms/"]
 
 

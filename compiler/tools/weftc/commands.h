@@ -28,5 +28,9 @@ void add_list_command(CLI::App& app, int& exit_code);
 // `weftc tune`: compiles the library's candidates, so it needs the compiler too.
 void add_tune_command(CLI::App& app, int& exit_code);
 #endif
+#ifdef WEFT_HAVE_SYNTHESIS
+// In synthesize/: `weftc synthesize` (needs the synthesis library, which needs LEMON).
+void add_synthesize_command(CLI::App& app, int& exit_code);
+#endif
 
 }  // namespace weft::weftc

@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
   add_list_command(app, exit_code);
   add_tune_command(app, exit_code);
 #endif
+#ifdef WEFT_HAVE_SYNTHESIS
+  add_synthesize_command(app, exit_code);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

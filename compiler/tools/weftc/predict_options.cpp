@@ -24,6 +24,35 @@ void add_machine_options(CLI::App& cmd, MachineArgs& args) {
   cmd.add_option("--parameters", args.parameters,
                  "Cost parameters that override the topology's (key = value lines; "
                  "`weftc topology T --write-parameters FILE` writes a file to start from)");
+  cmd.add_option("--link", args.links,
+                 "A-B=GBPS: the links between local GPUs A and B carry GBPS per direction, 0 "
+                 "removes them (a degraded machine; repeatable)")
+      ->each([](const std::string& text) { (void)parse_link_edit(text); });
+}
+
+predict::GpuLinkEdit parse_link_edit(const std::string& text) {
+  predict::GpuLinkEdit edit;
+  const char* p = text.data();
+  const char* end = p + text.size();
+  auto number = [&](int& out) {
+    const auto [next, ec] = std::from_chars(p, end, out);
+    const bool ok = ec == std::errc{} && next != p;
+    p = next;
+    return ok;
+  };
+  bool ok = number(edit.gpu_a) && p < end && *p++ == '-' && number(edit.gpu_b) && p < end &&
+            *p++ == '=';
+  if (ok) {
+    const auto [next, ec] = std::from_chars(p, end, edit.bandwidth_gbs);
+    ok = ec == std::errc{} && next == end && edit.bandwidth_gbs >= 0;
+  }
+  if (!ok) {
+    throw CLI::ValidationError(
+        "--link", fmt::format("'{}' is not A-B=GBPS (two local GPU indices and a bandwidth, "
+                              "0 to remove the link: --link 0-1=0)",
+                              text));
+  }
+  return edit;
 }
 
 void add_size_options(CLI::App& cmd, SizeArgs& args) {
@@ -37,6 +66,7 @@ std::optional<predict::Topology> load_machine_or_report(const MachineArgs& args)
   request.source = args.topology;
   request.nodes = args.nodes;
   request.gpus_per_node = args.gpus_per_node;
+  for (const std::string& link : args.links) request.link_edits.push_back(parse_link_edit(link));
   predict::TopologyResult loaded = predict::load_topology(request);
   for (const Diagnostic& d : loaded.diagnostics.items) fmt::print(stderr, "{}\n", d.str());
   if (!loaded.topology) {

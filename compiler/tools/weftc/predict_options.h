@@ -1,5 +1,5 @@
 // Options `weftc simulate` and `weftc tune` share: the machine (--topology, --nodes,
-// --gpus-per-node, --parameters) and the sizes (-b/-e/-f, as nccl-tests).
+// --gpus-per-node, --parameters, --link) and the sizes (-b/-e/-f, as nccl-tests).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,7 @@ struct MachineArgs {
   int nodes = 1;
   int gpus_per_node = 0;   // 0: every GPU of the topology
   std::string parameters;  // a cost-parameter file that overrides the topology's
+  std::vector<std::string> links;  // --link A-B=GBPS, a degraded machine
 };
 
 struct SizeArgs {
@@ -27,6 +28,8 @@ struct SizeArgs {
 };
 
 void add_machine_options(CLI::App& cmd, MachineArgs& args);
+// "A-B=GBPS" as a link edit; throws CLI::ValidationError naming --link when malformed.
+predict::GpuLinkEdit parse_link_edit(const std::string& text);
 void add_size_options(CLI::App& cmd, SizeArgs& args);
 
 // Loads the topology the arguments name; prints every finding (assumptions as notes) to stderr.

@@ -159,6 +159,43 @@ TopologyResult load_topology(const TopologyRequest& request) {
   } else {
     where = fmt::format("preset {}", request.source);
   }
+  for (const GpuLinkEdit& edit : request.link_edits) {
+    const int gpus = static_cast<int>(machine->gpus.size());
+    if (edit.gpu_a < 0 || edit.gpu_b < 0 || edit.gpu_a >= gpus || edit.gpu_b >= gpus ||
+        edit.gpu_a == edit.gpu_b || !(edit.bandwidth_gbs >= 0)) {
+      result.diagnostics.error(where, 0, "",
+                               fmt::format("link {}-{}: the machine has GPUs 0 to {}; a link joins "
+                                           "two of them, at a bandwidth of 0 (removed) or more",
+                                           edit.gpu_a, edit.gpu_b, gpus - 1));
+      return result;
+    }
+    const int a = machine->gpus[static_cast<std::size_t>(edit.gpu_a)];
+    const int b = machine->gpus[static_cast<std::size_t>(edit.gpu_b)];
+    auto joins = [&](const MachineLink& l) {
+      return (l.a == a && l.b == b) || (l.a == b && l.b == a);
+    };
+    auto& links = machine->links;
+    if (std::none_of(links.begin(), links.end(), joins)) {
+      result.diagnostics.error(where, 0, "",
+                               fmt::format("link {}-{}: GPUs {} and {} have no direct link to "
+                                           "change",
+                                           edit.gpu_a, edit.gpu_b, edit.gpu_a, edit.gpu_b));
+      return result;
+    }
+    if (edit.bandwidth_gbs == 0) {
+      std::erase_if(links, joins);
+      machine->assumptions.push_back(
+          fmt::format("the links between GPUs {} and {} are removed (as asked)", edit.gpu_a,
+                      edit.gpu_b));
+    } else {
+      for (MachineLink& l : links) {
+        if (joins(l)) l.bandwidth_gbs = edit.bandwidth_gbs;
+      }
+      machine->assumptions.push_back(
+          fmt::format("the links between GPUs {} and {} carry {} GB/s per direction (as asked)",
+                      edit.gpu_a, edit.gpu_b, edit.bandwidth_gbs));
+    }
+  }
   Diagnostics checked = check_request(*machine, request, where);
   result.diagnostics.items.insert(result.diagnostics.items.end(), checked.items.begin(),
                                   checked.items.end());

@@ -132,11 +132,20 @@ class Topology {
   std::vector<std::string> assumptions_;
 };
 
-// What a user asks for: `--topology T [--nodes A] [--gpus-per-node B | --ranks N]`.
+// A link between two GPUs of the machine, changed before the machine is built: a degraded
+// machine (an NVLink pair down, a slower link) without editing its topology file (`--link`).
+struct GpuLinkEdit {
+  int gpu_a = 0;  // local GPU indices within the machine
+  int gpu_b = 0;
+  double bandwidth_gbs = 0;  // per direction; 0 removes every link between the two
+};
+
+// What a user asks for: `--topology T [--nodes A] [--gpus-per-node B | --ranks N] [--link ...]`.
 struct TopologyRequest {
   std::string source;     // a preset's name (presets.h) or the path of an NCCL topology XML
   int nodes = 1;          // copies of the machine, joined through their NICs by one network
   int gpus_per_node = 0;  // 0: every GPU the source has; else at most that many, the first ones
+  std::vector<GpuLinkEdit> link_edits;  // applied to the machine, so to every node alike
 };
 
 struct TopologyResult {

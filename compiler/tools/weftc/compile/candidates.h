@@ -1,0 +1,26 @@
+// The library's algorithms as tuning candidates: every variant asked for, compiled and proved.
+// `weftc tune` offers them; `weftc synthesize --library` lets them contend with its own.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "algorithms.h"
+#include "weft/tuning/contenders.h"
+
+namespace weft::weftc {
+
+struct LibraryVariants {
+  std::string collective;  // "allreduce", ...
+  std::vector<std::string> protocols{"Simple", "LL", "LL128"};
+  std::vector<int> instances{1, 2, 4};
+  std::vector<int> channels{1, 4};
+  std::string profile = "weft";
+  bool in_place = false;
+};
+
+void library_candidates(const LibraryVariants& args, const KnownAlgorithms& known, int nodes,
+                        int gpus_per_node, std::vector<tuning::Candidate>& out,
+                        std::vector<std::string>& rejected);
+
+}  // namespace weft::weftc

@@ -1,0 +1,177 @@
+// `weftc synthesize -t TOPO [--nodes A] [--gpus-per-node B] -c COLLECTIVE -o DIR`: algorithms
+// found for the machine (weft/synthesis/synthesize.h, docs/synthesis.md). Prints the bound
+// first, then the chosen algorithm per size against it, and writes DIR as `weftc tune` does
+// (the winners' XML with their bands, tuner.csv, bands.csv, report.md + report.svg), report.md
+// with a section on the bound.
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <exception>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "../commands.h"
+#include "../compile/algorithms.h"
+#include "../compile/candidates.h"
+#include "../predict_options.h"
+#include "weft/ir/text_file.h"
+#include "weft/ir/validate.h"
+#include "weft/ir/xml.h"
+#include "weft/synthesis/synthesize.h"
+#include "weft/tuning/tune.h"
+
+namespace weft::weftc {
+
+namespace {
+
+struct SynthesizeArgs {
+  MachineArgs machine;
+  SizeArgs sizes;
+  std::string collective;
+  std::string profile = "weft";
+  bool in_place = false;
+  bool library = false;
+  bool no_nccl = false;
+  bool force = false;
+  bool all = false;
+  std::string output;
+};
+
+int synthesize(const SynthesizeArgs& args) {
+  const auto started = std::chrono::steady_clock::now();
+  const auto collective = ir::parse_collective(args.collective);
+  if (!collective || (*collective != ir::Collective::AllGather &&
+                      *collective != ir::Collective::ReduceScatter &&
+                      *collective != ir::Collective::AllReduce &&
+                      *collective != ir::Collective::AllToAll)) {
+    throw CLI::ValidationError(
+        "--collective",
+        fmt::format("'{}': synthesis covers allgather, reducescatter, allreduce and alltoall",
+                    args.collective));
+  }
+  synthesis::SynthesisRequest request;
+  request.collective = *collective;
+  request.sizes = sizes_or_throw(args.sizes);
+  request.in_place = args.in_place;
+  request.profile = args.profile;
+  request.with_nccl = !args.no_nccl;
+  auto topology = load_machine_or_report(args.machine);
+  if (!topology) return kBadInput;
+  if (const auto problem = tuning::prepare_folder(args.output, args.force)) {
+    fmt::print(stderr, "weftc synthesize: {}\n", *problem);
+    return kBadInput;
+  }
+
+  std::vector<tuning::Candidate> library;
+  std::vector<std::string> library_rejected;
+  if (args.library) {
+    KnownAlgorithms known;
+    if (!collect_algorithms({}, known)) return kBadInput;
+    LibraryVariants variants;
+    variants.collective = args.collective;
+    variants.protocols = {"Simple", "LL", "LL128"};
+    variants.instances = {1};
+    variants.channels = {1, 4};
+    variants.profile = args.profile;
+    variants.in_place = args.in_place;
+    library_candidates(variants, known, topology->nodes(), topology->gpus_per_node(), library,
+                       library_rejected);
+  }
+
+  synthesis::Synthesis result;
+  try {
+    // The bound comes first, so that what cannot be synthesized says why before any work.
+    const synthesis::Bound bound = synthesis::bandwidth_bound(*topology, *collective);
+    fmt::print("bound: {} on {} ranks of '{}' moves at most {:.1f} GB/s algbw ({})\n",
+               args.collective, topology->ranks(), topology->name(), bound.algbw_gbs, bound.cut);
+    std::fflush(stdout);  // before the minutes a large machine's predictions may take
+    result = synthesis::synthesize(*topology, request, std::move(library));
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "weftc synthesize: {}\n", e.what());
+    return kFailed;
+  }
+  for (const std::string& why : library_rejected) result.tuning.info.rejected.push_back(why);
+  if (result.synthesized == 0) {
+    fmt::print(stderr, "weftc synthesize: no sketch compiled and proved:\n");
+    for (const std::string& why : result.rejected) fmt::print(stderr, "  {}\n", why);
+    return kFailed;
+  }
+  if (const auto problem =
+          tuning::write_folder(args.output, result.tuning, result.candidates, *topology)) {
+    fmt::print(stderr, "weftc synthesize: {}\n", *problem);
+    return kFailed;
+  }
+  if (args.all) {
+    // Every proved sketch, winner or not, for `weftc simulate` and `weftc draw`.
+    const std::string dir = args.output + "/sketches";
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    for (std::size_t i = 0; i < result.synthesized; ++i) {
+      const tuning::Candidate& c = result.candidates[i];
+      std::string file;
+      for (char ch : c.name) file += std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' ? ch : '_';
+      std::string error;
+      if (!ir::write_text_file(fmt::format("{}/{}.xml", dir, file), ir::write_xml(c.algorithm),
+                               &error)) {
+        fmt::print(stderr, "weftc synthesize: {}\n", error);
+        return kFailed;
+      }
+    }
+  }
+  {
+    const std::string report = args.output + "/report.md";
+    std::ofstream out(report, std::ios::app);
+    out << synthesis::bound_report(result);
+    if (!out) {
+      fmt::print(stderr, "weftc synthesize: {}: could not be written\n", report);
+      return kFailed;
+    }
+  }
+  const double total_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  fmt::print("{} sketches compiled and proved ({} left out), {} candidates in all\n",
+             result.synthesized, result.rejected.size(), result.candidates.size());
+  fmt::print("{}", synthesis::bound_table(result));
+  fmt::print(
+      "wrote {} (WEFT_ALGO_DIR={} WEFT_TUNER_CONFIG={}/tuner.csv); bound {:.2f} s, compile and "
+      "prove {:.2f} s, predict {:.2f} s, total {:.1f} s\n",
+      args.output, args.output, args.output, result.bound_seconds, result.compile_seconds,
+      result.predict_seconds, total_s);
+  return kOk;
+}
+
+}  // namespace
+
+void add_synthesize_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<SynthesizeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "synthesize",
+      "Find algorithms for a machine: the bound, then proved algorithms per size band against "
+      "it, written as a folder for WEFT_ALGO_DIR and WEFT_TUNER_CONFIG");
+  add_machine_options(*cmd, args->machine);
+  cmd->add_option("--collective,-c", args->collective,
+                  "allgather, reducescatter, allreduce or alltoall")
+      ->required();
+  add_size_options(*cmd, args->sizes);
+  cmd->add_option("--profile", args->profile,
+                  "Limits profile every file fits: weft (default) or msccl (also runs on MSCCL "
+                  "and RCCL)")
+      ->check(CLI::IsMember({"msccl", "weft"}));
+  cmd->add_flag("--in-place", args->in_place, "Synthesize for in-place calls (default: out of place)");
+  cmd->add_flag("--library", args->library,
+                "Let the library's algorithms contend too (slower: each is compiled and proved)");
+  cmd->add_flag("--no-nccl", args->no_nccl, "Leave NCCL's own algorithms out");
+  cmd->add_flag("--all", args->all,
+                "Also write every proved sketch, chosen or not, to DIR/sketches/");
+  cmd->add_flag("--force", args->force, "Replace what an earlier run wrote in the folder");
+  cmd->add_option("-o,--output", args->output, "The folder to write")->required();
+  cmd->callback([args, &exit_code] { exit_code = synthesize(*args); });
+}
+
+}  // namespace weft::weftc

@@ -1,0 +1,44 @@
+// The bound (docs/synthesis.md): the least time any schedule of a collective can take on a
+// topology's links, whatever algorithm runs it. It is a cut argument: data that must cross into
+// a set of GPUs crosses the links into that set, at their bandwidth at most. Every algorithm the
+// synthesizer writes is measured against it, in % of the bound.
+//
+// The links are the topology's own, with its routing: a switch (NVSwitch, PCIe switch, CPU, NIC,
+// the network) forwards a message only the way some route between two GPUs turns at it, and a
+// GPU relays anything (it stores and forwards). Per collective, with M the call's bytes as
+// nccl-tests counts them and N ranks:
+//   allgather      every set S of GPUs short of some must receive, through the links into S, the
+//                  (N - |S|) blocks of M / N it lacks: time ≥ max over S of that over the
+//                  bandwidth into S, found exactly by max-flow (the condition of Edmonds'
+//                  arborescence packing, as ForestColl uses it);
+//   reducescatter  the same on the reversed links (what leaves S);
+//   allreduce      reduce-scatter then allgather of M: the two bounds added. Schedules that
+//                  reduce at GPUs, as Weft's executor does, are such schedules;
+//   alltoall       every set S sends |S|(N - |S|) M / N² · N bytes out and takes as many in:
+//                  the best of the single GPUs, the nodes and half of the nodes (a lower bound,
+//                  not always the tightest cut).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "weft/ir/ir.h"
+#include "weft/predict/topology.h"
+
+namespace weft::synthesis {
+
+struct Bound {
+  ir::Collective collective = ir::Collective::AllGather;
+  double algbw_gbs = 0;  // no schedule moves M bytes faster than M / algbw
+  std::string cut;       // the binding cut, in words ("the links into node 0 gpu 3")
+  double time_us(std::uint64_t bytes) const {
+    return static_cast<double>(bytes) / (algbw_gbs * 1e3);
+  }
+};
+
+// Throws std::invalid_argument for a collective other than allgather, reducescatter, allreduce
+// and alltoall, for fewer than two ranks, for ranks emulated on one GPU (no links to bound), and
+// for a GPU that no route reaches.
+Bound bandwidth_bound(const predict::Topology& topology, ir::Collective collective);
+
+}  // namespace weft::synthesis

@@ -1,0 +1,60 @@
+// The shapes the synthesizer builds sketches in, from a topology's rings and nodes
+// (docs/synthesis.md). Every tree is hierarchical where there are several nodes: a piece first
+// crosses the network between GPUs of the same local index (their own NICs, "rails"), then
+// spreads within every node; reduce-scatter runs the same trees backwards, allreduce backwards
+// then forwards.
+#pragma once
+
+#include <vector>
+
+#include "weft/predict/topology.h"
+#include "weft/synthesis/rings.h"
+#include "weft/synthesis/sketch.h"
+
+namespace weft::synthesis {
+
+// Within a node: along the packed rings (bandwidth: each GPU sends each piece once), or from the
+// piece's holder straight to every other GPU of the node (latency: one hop).
+enum class Within { Rings, Direct };
+// Across nodes, between a GPU and its rail peers: straight to each, or along a chain of them.
+enum class Across { Direct, Chain };
+
+// A lane: a ring's share of its width, with a channel of its own per local origin, so that every
+// threadblock forwards one origin's pieces per tile and runs on to the next tile at once (one
+// channel for all origins would chain a tile's hops around the ring before the next tile). A
+// ring wider than one lane's worth of threadblocks is split into several lanes on the same order.
+struct Lane {
+  int ring = 0;
+  double width_gbs = 0;
+  int pieces = 0;  // of every block, allocated in proportion to the lanes' widths
+};
+
+// Lanes of at most `lane_gbs` each over `rings`, at most `most` of them (lanes are widened, and
+// the narrowest rings left out, to fit), with `pieces` allocated so that the most loaded lane per
+// width is as light as it can be; lanes given no piece are dropped.
+std::vector<Lane> ring_lanes(const std::vector<NodeRing>& rings, double lane_gbs, int most,
+                             int pieces);
+// The fewest pieces per block (a power of two, as the sizes callers use are, at least one per
+// lane, at most `most`) whose allocation over lanes of these widths loses at most 4 % against
+// splitting the data exactly by width.
+int lane_pieces(const std::vector<NodeRing>& rings, double lane_gbs, int most_lanes, int most);
+
+struct TreeShape {
+  Within within = Within::Rings;
+  Across across = Across::Direct;
+  int pieces = 1;          // per block
+  double lane_gbs = 0;     // rings: the most one lane carries (0: one lane per ring)
+  int most_channels = 64;  // the limits profile's
+};
+
+// Allgather, reducescatter or allreduce on trees of this shape. `rings` are node 0's, in local
+// indices (the other nodes are its copies); unused for Within::Direct.
+Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
+                   const std::vector<NodeRing>& rings, const TreeShape& shape);
+
+// Alltoall: every piece straight to its destination, or, with `rails`, first within its node to
+// the GPU with the destination's local index and from there over that GPU's rail, so that every
+// piece crosses the network between rail peers only.
+Sketch alltoall_sketch(const predict::Topology& topology, bool rails, int channels);
+
+}  // namespace weft::synthesis

@@ -1,0 +1,52 @@
+// Synthesis as a library (docs/synthesis.md): for a collective on a topology, the bound; the
+// node's rings; sketches in every shape that may win some size (rings for bandwidth, direct
+// trees for latency, rails across nodes, relayed alltoall), each compiled and proved as
+// `weftc compile` proves; then the tuning loop (weft/tuning/tune.h) predicts them beside NCCL's
+// own algorithms and any other candidates, and chooses a winner per size band. `weftc
+// synthesize` is its command-line face.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "weft/ir/ir.h"
+#include "weft/predict/topology.h"
+#include "weft/synthesis/bound.h"
+#include "weft/synthesis/rings.h"
+#include "weft/tuning/tune.h"
+
+namespace weft::synthesis {
+
+struct SynthesisRequest {
+  ir::Collective collective = ir::Collective::AllGather;
+  std::vector<std::uint64_t> sizes;  // ascending, as nccl-tests counts them
+  bool in_place = false;
+  std::string profile = "weft";  // the limits profile every written file fits ("msccl", "weft")
+  bool with_nccl = true;         // NCCL's own algorithms contend (and win where they are best)
+};
+
+struct Synthesis {
+  Bound bound;
+  std::vector<NodeRing> rings;                 // node 0's
+  std::vector<tuning::Candidate> candidates;   // synthesized and proved, then the caller's others
+  std::size_t synthesized = 0;                 // the first this many of them are synthesized
+  std::vector<std::string> rejected;           // sketches that did not compile or prove, with why
+  tuning::Tuning tuning;
+  double bound_seconds = 0;
+  double compile_seconds = 0;  // sketches → programs → compiled and proved
+  double predict_seconds = 0;  // the tuning loop
+};
+
+// Throws std::invalid_argument where there is nothing to synthesize (bandwidth_bound's reasons,
+// an unknown profile, no sizes). `others` (the library's candidates, files) contend too.
+Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& request,
+                     std::vector<tuning::Candidate> others = {});
+
+// Per size: the bound, the chosen algorithm's predicted time and its % of the bound, the best
+// synthesized, NCCL's model and the best of the others. Markdown, for report.md.
+std::string bound_report(const Synthesis& synthesis);
+// The same, shorter, for a terminal.
+std::string bound_table(const Synthesis& synthesis);
+
+}  // namespace weft::synthesis

@@ -1,0 +1,231 @@
+#include "weft/synthesis/synthesize.h"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <limits>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "weft/compiler/compiler.h"
+#include "weft/dsl/error.h"
+#include "weft/ir/validate.h"
+#include "weft/synthesis/sketches.h"
+
+namespace weft::synthesis {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+struct Variant {
+  Sketch sketch;
+  ir::Protocol protocol = ir::Protocol::Simple;
+};
+
+// The sketches worth proving for this collective on this machine: each wins some sizes on some
+// machines, and there are few enough that synthesis stays within seconds.
+std::vector<Variant> variants(const predict::Topology& topology, ir::Collective collective,
+                              const std::vector<NodeRing>& rings, int most_channels) {
+  std::vector<Variant> out;
+  const double channel_gbs =
+      topology.costs().protocol(ir::Protocol::Simple).threadblock_bandwidth_gbs;
+  if (collective == ir::Collective::AllToAll) {
+    out.push_back({alltoall_sketch(topology, false, 1), ir::Protocol::Simple});
+    out.push_back({alltoall_sketch(topology, false, 1), ir::Protocol::LL});
+    out.push_back({alltoall_sketch(topology, false, 2), ir::Protocol::Simple});
+    if (topology.nodes() > 1 && topology.gpus_per_node() > 1) {
+      out.push_back({alltoall_sketch(topology, true, 1), ir::Protocol::Simple});
+    }
+    return out;
+  }
+  // Rings: lanes of at most a quarter of what G threadblocks (one per local origin) carry, which
+  // leaves room for the hops' latency.
+  const int gpus = topology.gpus_per_node();
+  const int most_lanes = std::max(1, most_channels / gpus);
+  const double lane_gbs = channel_gbs * gpus / 4;
+  const int pieces = lane_pieces(rings, lane_gbs, most_lanes, 64);
+  TreeShape bandwidth{Within::Rings, Across::Direct, pieces, lane_gbs, most_channels};
+  out.push_back({tree_sketch(topology, collective, rings, bandwidth), ir::Protocol::Simple});
+  if (topology.nodes() > 2) {
+    TreeShape chain = bandwidth;
+    chain.across = Across::Chain;
+    out.push_back({tree_sketch(topology, collective, rings, chain), ir::Protocol::Simple});
+  }
+  // One lane per ring for middle sizes, where LL128's lower latency pays more than width.
+  TreeShape mid{Within::Rings, Across::Direct, lane_pieces(rings, 0, most_lanes, 64), 0,
+                most_channels};
+  out.push_back({tree_sketch(topology, collective, rings, mid), ir::Protocol::LL128});
+  TreeShape latency{Within::Direct, Across::Direct, 1, 0, most_channels};
+  for (ir::Protocol p : {ir::Protocol::Simple, ir::Protocol::LL, ir::Protocol::LL128}) {
+    out.push_back({tree_sketch(topology, collective, rings, latency), p});
+  }
+  // Direct trees wide enough to fill a GPU's links: each of its G - 1 connections gets the
+  // pieces its share of the links calls for.
+  double width = 0;
+  for (const NodeRing& r : rings) width += r.rate_gbs;
+  int direct = 1;
+  while (direct * channel_gbs * (gpus - 1) / 2 < width && direct * 2 <= most_channels) direct *= 2;
+  if (direct > 1) {
+    TreeShape wide_direct{Within::Direct, Across::Direct, direct, 0, most_channels};
+    out.push_back({tree_sketch(topology, collective, rings, wide_direct), ir::Protocol::Simple});
+  }
+  return out;
+}
+
+std::string size_label(std::uint64_t bytes) {
+  static const char* const units[] = {"", "K", "M", "G", "T"};
+  int u = 0;
+  while (u < 4 && bytes >= 1024 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++u;
+  }
+  return fmt::format("{}{}", bytes, units[u]);
+}
+
+struct Row {
+  std::uint64_t bytes = 0;
+  double bound_us = 0;
+  std::string chosen;
+  double chosen_us = 0;
+  double synthesized_us = std::numeric_limits<double>::infinity();
+  double nccl_us = std::numeric_limits<double>::infinity();
+  double others_us = std::numeric_limits<double>::infinity();
+};
+
+std::vector<Row> rows(const Synthesis& s) {
+  const tuning::Tuning& t = s.tuning;
+  std::vector<Row> out;
+  for (std::size_t i = 0; i < t.sizes.size(); ++i) {
+    Row row;
+    row.bytes = t.sizes[i];
+    row.bound_us = s.bound.time_us(row.bytes);
+    for (const tuning::Band& band : t.bands) {
+      if (i < band.first || i > band.last) continue;
+      const tuning::Contender& c = t.contenders[static_cast<std::size_t>(band.contender)];
+      row.chosen = c.name;
+      row.chosen_us = c.time_us[i];
+    }
+    for (std::size_t k = 0; k < t.contenders.size(); ++k) {
+      const tuning::Contender& c = t.contenders[k];
+      double& slot = c.nccl ? row.nccl_us : k < s.synthesized ? row.synthesized_us : row.others_us;
+      slot = std::min(slot, c.time_us[i]);
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+std::string time_or_dash(double us) {
+  return us < std::numeric_limits<double>::infinity() ? fmt::format("{:.1f}", us) : "-";
+}
+
+}  // namespace
+
+Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& request,
+                     std::vector<tuning::Candidate> others) {
+  if (request.sizes.empty()) throw std::invalid_argument("no sizes to synthesize for");
+  const auto limits = ir::limits_by_name(request.profile);
+  if (!limits) {
+    throw std::invalid_argument(
+        fmt::format("'{}' is not a limits profile (msccl, weft)", request.profile));
+  }
+  Synthesis s;
+  auto started = Clock::now();
+  s.bound = bandwidth_bound(topology, request.collective);
+  std::vector<int> node0(static_cast<std::size_t>(topology.gpus_per_node()));
+  for (int g = 0; g < topology.gpus_per_node(); ++g) node0[static_cast<std::size_t>(g)] = g;
+  s.rings = pack_rings(topology, node0);
+  s.bound_seconds = seconds_since(started);
+
+  started = Clock::now();
+  // Channels: the profile's, at most 32 (what MSCCL's executor takes, and more pieces than
+  // that only lengthen the proof).
+  const int most_channels = limits->max_channels;
+  for (const Variant& v : variants(topology, request.collective, s.rings, most_channels)) {
+    const std::string name = fmt::format("{} {}", v.sketch.name, ir::to_string(v.protocol));
+    try {
+      dsl::Options options;
+      options.protocol = v.protocol;
+      options.limits = request.profile;
+      const dsl::Program program = to_program(v.sketch, options, request.in_place);
+      compiler::CompileOptions compile;
+      compile.verify.seeds = 1;
+      compiler::CompileResult result = compiler::compile(program, compile);
+      if (!result.ok()) {
+        std::string why = result.error_text();
+        if (const auto nl = why.find('\n'); nl != std::string::npos) why.resize(nl);
+        s.rejected.push_back(fmt::format("{}: {}", name, why));
+        continue;
+      }
+      s.candidates.push_back({name, std::move(*result.algorithm)});
+    } catch (const std::exception& e) {
+      s.rejected.push_back(fmt::format("{}: {}", name, e.what()));
+    }
+  }
+  s.synthesized = s.candidates.size();
+  for (tuning::Candidate& c : others) s.candidates.push_back(std::move(c));
+  s.compile_seconds = seconds_since(started);
+
+  started = Clock::now();
+  tuning::TuneRequest tune;
+  tune.collective = request.collective;
+  tune.sizes = request.sizes;
+  tune.in_place = request.in_place;
+  tune.with_nccl = request.with_nccl;
+  tune.rejected = s.rejected;
+  s.tuning = tuning::tune(s.candidates, topology, tune);
+  s.tuning.info.notes.insert(
+      s.tuning.info.notes.begin(),
+      fmt::format("bound: {:.1f} GB/s algbw ({})", s.bound.algbw_gbs, s.bound.cut));
+  s.predict_seconds = seconds_since(started);
+  return s;
+}
+
+std::string bound_report(const Synthesis& s) {
+  std::string out = fmt::format(
+      "\n## Against the bound\n\nNo schedule moves a call faster than its bytes over {:.1f} GB/s "
+      "(algorithm bandwidth): {}. % of bound is the bound's time over the predicted time.\n\n",
+      s.bound.algbw_gbs, s.bound.cut);
+  if (!s.rings.empty()) {
+    out += "Rings within a node (ranks in order, width per direction):\n\n";
+    for (const NodeRing& r : s.rings) {
+      std::string order;
+      for (int rank : r.order) order += fmt::format("{} ", rank);
+      out += fmt::format("- {}→ ({:.1f} GB/s)\n", order, r.rate_gbs);
+    }
+    out += "\n";
+  }
+  out +=
+      "| size | bound (us) | chosen | time (us) | % of bound | synthesized (us) | NCCL's model "
+      "(us) | others (us) |\n|---|---|---|---|---|---|---|---|\n";
+  for (const Row& r : rows(s)) {
+    out += fmt::format("| {} | {:.1f} | {} | {} | {:.0f} % | {} | {} | {} |\n", size_label(r.bytes),
+                       r.bound_us, r.chosen, time_or_dash(r.chosen_us),
+                       100 * r.bound_us / r.chosen_us, time_or_dash(r.synthesized_us),
+                       time_or_dash(r.nccl_us), time_or_dash(r.others_us));
+  }
+  out += fmt::format(
+      "\nSynthesis: bound and rings {:.2f} s, {} sketches compiled and proved in {:.2f} s "
+      "({} left out), predicted in {:.2f} s.\n",
+      s.bound_seconds, s.synthesized, s.compile_seconds, s.rejected.size(), s.predict_seconds);
+  return out;
+}
+
+std::string bound_table(const Synthesis& s) {
+  std::string out = fmt::format("{:>8} {:>12} {:>12} {:>7} {:>12}  {}\n", "size", "bound(us)",
+                                "time(us)", "%bound", "NCCL(us)", "chosen");
+  for (const Row& r : rows(s)) {
+    out += fmt::format("{:>8} {:>12.1f} {:>12} {:>6.0f}% {:>12}  {}\n", size_label(r.bytes),
+                       r.bound_us, time_or_dash(r.chosen_us), 100 * r.bound_us / r.chosen_us,
+                       time_or_dash(r.nccl_us), r.chosen);
+  }
+  return out;
+}
+
+}  // namespace weft::synthesis

@@ -1,0 +1,72 @@
+// The bound: exact on machines whose cuts are known by hand, refusals named.
+#include <stdexcept>
+
+#include <catch2/catch.hpp>
+
+#include "support.h"
+#include "weft/synthesis/bound.h"
+
+namespace weft::synthesis {
+namespace {
+
+using test::topology;
+
+TEST_CASE("On one NVSwitch node a GPU's NVLink binds: 450 GB/s over (N-1)/N") {
+  const predict::Topology h100 = topology("h100-nvswitch");
+  const Bound ag = bandwidth_bound(h100, ir::Collective::AllGather);
+  CHECK(ag.algbw_gbs == Approx(450.0 * 8 / 7).epsilon(1e-4));
+  CHECK_THAT(ag.cut, Catch::Contains("into gpu"));
+  const Bound rs = bandwidth_bound(h100, ir::Collective::ReduceScatter);
+  CHECK(rs.algbw_gbs == Approx(ag.algbw_gbs).epsilon(1e-4));
+  CHECK_THAT(rs.cut, Catch::Contains("out of gpu"));
+  const Bound ar = bandwidth_bound(h100, ir::Collective::AllReduce);
+  CHECK(ar.algbw_gbs == Approx(ag.algbw_gbs / 2).epsilon(1e-4));
+  CHECK(ag.time_us(1 << 30) == Approx((1 << 30) / (ag.algbw_gbs * 1e3)));
+}
+
+// The figure: NVLink (300) plus the GPU's own NIC (25) into each GPU; the PCIe switch a
+// GPU shares with its NIC does not route GPU to GPU, so its 31.5 GB/s does not count.
+TEST_CASE("Across two A100 nodes a GPU's NVLink and NIC bind the allgather, not PCIe paths") {
+  const Bound ag = bandwidth_bound(topology("a100-nvswitch", 2), ir::Collective::AllGather);
+  CHECK(ag.algbw_gbs == Approx(325.0 * 16 / 15).epsilon(1e-4));
+  CHECK_THAT(ag.cut, Catch::Contains("node 0 gpu"));
+}
+
+TEST_CASE("Across eight A100 nodes the NICs into a node bind the allgather") {
+  const Bound ag = bandwidth_bound(topology("a100-nvswitch", 8), ir::Collective::AllGather);
+  // A node takes in the other 56 ranks' blocks through 8 NICs of 25 GB/s.
+  CHECK(ag.algbw_gbs == Approx(200.0 * 64 / 56).epsilon(1e-4));
+  CHECK_THAT(ag.cut, Catch::Contains("into node 0"));
+}
+
+TEST_CASE("Alltoall across two nodes is bound by the NICs: half of every rank's bytes cross") {
+  const Bound a2a = bandwidth_bound(topology("a100-nvswitch", 2), ir::Collective::AllToAll);
+  // 8 ranks × M / 2 leave a node through 200 GB/s.
+  CHECK(a2a.algbw_gbs == Approx(200.0 / 4).epsilon(1e-4));
+  CHECK_THAT(a2a.cut, Catch::Contains("node 0"));
+}
+
+TEST_CASE("The bound refuses what has no links to bound, naming why") {
+  CHECK_THROWS_WITH(bandwidth_bound(topology("h100-nvswitch", 1, 1), ir::Collective::AllGather),
+                    Catch::Contains("1 rank"));
+  CHECK_THROWS_WITH(bandwidth_bound(topology("emulated", 1, 4), ir::Collective::AllGather),
+                    Catch::Contains("emulates"));
+  CHECK_THROWS_WITH(bandwidth_bound(topology("h100-nvswitch"), ir::Collective::Broadcast),
+                    Catch::Contains("broadcast") && Catch::Contains("allgather"));
+}
+
+TEST_CASE("A DGX-1's bound is its six NVLinks, and falls with a link removed") {
+  const auto file = test::dgx1_file();
+  if (!file) return;
+  const Bound whole = bandwidth_bound(topology(*file), ir::Collective::AllGather);
+  // 150 GB/s of NVLink into every GPU; PCIe adds only what crosses between the sockets.
+  CHECK(whole.algbw_gbs >= 150.0 * 8 / 7);
+  CHECK(whole.algbw_gbs < 160.0 * 8 / 7);
+  const Bound degraded =
+      bandwidth_bound(topology(*file, 1, 0, {{0, 1, 0}}), ir::Collective::AllGather);
+  CHECK(degraded.algbw_gbs < whole.algbw_gbs * 0.9);
+  CHECK(degraded.algbw_gbs >= 125.0 * 8 / 7);
+}
+
+}  // namespace
+}  // namespace weft::synthesis

@@ -1,0 +1,36 @@
+// Topologies for the synthesis tests: presets by name, Azure's files where they are.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "weft/predict/topology.h"
+
+namespace weft::synthesis::test {
+
+inline predict::Topology topology(const std::string& source, int nodes = 1, int gpus_per_node = 0,
+                                  std::vector<predict::GpuLinkEdit> edits = {}) {
+  predict::TopologyRequest request;
+  request.source = source;
+  request.nodes = nodes;
+  request.gpus_per_node = gpus_per_node;
+  request.link_edits = std::move(edits);
+  predict::TopologyResult loaded = predict::load_topology(request);
+  INFO(loaded.diagnostics.str());
+  REQUIRE(loaded.topology.has_value());
+  return std::move(*loaded.topology);
+}
+
+// The DGX-1 of Azure's ND v2 images, or nothing (with a SKIPPED warning) where the file is absent.
+inline std::optional<std::string> dgx1_file() {
+  const std::string path = std::string(WEFT_TOPOLOGY_XML_DIR) + "/azure-ndv2-topo.xml";
+  if (std::filesystem::exists(path)) return path;
+  WARN("SKIPPED: " << path << " is absent (Azure HPC topology files, kept outside the project)");
+  return std::nullopt;
+}
+
+}  // namespace weft::synthesis::test
