@@ -83,11 +83,13 @@ void allreduce(dsl::Program& p, const Sketch& s, bool in_place) {
           .reduce(p.chunk(hop->to, dsl::output, k, n), on(hop->channel));
     }
   }
+  // The gather runs on channels of its own, after the scatter's: its threadblocks then start a
+  // tile's sends as soon as the reduced piece is there, not after the scatter's steps of the tile.
   for (const Route& route : s.routes) {
     const int k = route.root * s.pieces + route.piece;
     for (const Hop& hop : route.hops) {
       p.chunk(hop.from, dsl::output, k, route.count)
-          .copy(hop.to, dsl::output, k, on(hop.channel));
+          .copy(hop.to, dsl::output, k, on(s.channels + hop.channel));
     }
   }
 }

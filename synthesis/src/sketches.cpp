@@ -10,24 +10,51 @@ namespace weft::synthesis {
 
 namespace {
 
-// Lanes over the rings, `lane_gbs` wide at most (0: one per ring), no more than `most`.
-std::vector<Lane> lanes_of(const std::vector<NodeRing>& rings, double lane_gbs, int most) {
+// Lanes over paths or rings of these widths, `lane_gbs` wide at most (0: one per path; below 0:
+// `most` of them, nearly equal), no more than `most`: where more are wanted, the lanes go to the widest in proportion to their widths
+// (each next lane to the one with the most width per lane), and those given none are left out.
+std::vector<Lane> lanes_of(const std::vector<double>& widths, double lane_gbs, int most) {
+  std::vector<int> copies(widths.size(), 1);
+  int wanted = 0;
+  for (std::size_t i = 0; i < widths.size(); ++i) {
+    // A power of two of lanes per ring, so that a power of two of pieces splits them evenly.
+    while (lane_gbs > 0 && copies[i] * lane_gbs < widths[i] * (1 - 1e-9)) copies[i] *= 2;
+    wanted += copies[i];
+  }
+  if (wanted > most || lane_gbs < 0) {
+    std::fill(copies.begin(), copies.end(), 0);
+    for (int slot = 0; slot < most; ++slot) {
+      std::size_t pick = 0;
+      double best = -1;
+      for (std::size_t i = 0; i < widths.size(); ++i) {
+        const double share = widths[i] / (copies[i] + 1);
+        if (share > best) {
+          best = share;
+          pick = i;
+        }
+      }
+      ++copies[pick];
+    }
+  }
   std::vector<Lane> lanes;
-  for (std::size_t i = 0; i < rings.size(); ++i) {
-    const double w = rings[i].rate_gbs;
-    const int copies = lane_gbs > 0 ? std::max(1, static_cast<int>(std::ceil(w / lane_gbs - 1e-9))) : 1;
-    for (int c = 0; c < copies; ++c) lanes.push_back({static_cast<int>(i), w / copies, 0});
+  for (std::size_t i = 0; i < widths.size(); ++i) {
+    for (int c = 0; c < copies[i]; ++c) {
+      lanes.push_back({static_cast<int>(i), widths[i] / copies[i], 0});
+    }
   }
-  if (static_cast<int>(lanes.size()) <= most) return lanes;
-  if (lane_gbs > 0 && static_cast<int>(rings.size()) <= most) {
-    return lanes_of(rings, lane_gbs * 1.25, most);
-  }
-  // More rings than lanes allowed: the widest ones (pack_rings found them widest first).
-  std::vector<Lane> kept;
-  for (std::size_t i = 0; i < rings.size() && static_cast<int>(i) < most; ++i) {
-    kept.push_back({static_cast<int>(i), rings[i].rate_gbs, 0});
-  }
-  return kept;
+  return lanes;
+}
+
+std::vector<double> widths_of(const std::vector<NodeRing>& rings) {
+  std::vector<double> w;
+  for (const NodeRing& r : rings) w.push_back(r.rate_gbs);
+  return w;
+}
+
+std::vector<double> widths_of(const std::vector<BroadcastPath>& paths) {
+  std::vector<double> w;
+  for (const BroadcastPath& p : paths) w.push_back(p.rate_gbs);
+  return w;
 }
 
 // Each next piece to the lane whose load per width would stay lowest: this keeps the most loaded
@@ -61,16 +88,16 @@ double efficiency(const std::vector<Lane>& lanes, int pieces) {
 
 }  // namespace
 
-std::vector<Lane> ring_lanes(const std::vector<NodeRing>& rings, double lane_gbs, int most,
+std::vector<Lane> ring_lanes(const std::vector<double>& widths, double lane_gbs, int most,
                              int pieces) {
-  std::vector<Lane> lanes = lanes_of(rings, lane_gbs, std::max(1, most));
+  std::vector<Lane> lanes = lanes_of(widths, lane_gbs, std::max(1, most));
   allocate(lanes, pieces);
   std::erase_if(lanes, [](const Lane& l) { return l.pieces == 0; });
   return lanes;
 }
 
-int lane_pieces(const std::vector<NodeRing>& rings, double lane_gbs, int most_lanes, int most) {
-  std::vector<Lane> lanes = lanes_of(rings, lane_gbs, std::max(1, most_lanes));
+int lane_pieces(const std::vector<double>& widths, double lane_gbs, int most_lanes, int most) {
+  std::vector<Lane> lanes = lanes_of(widths, lane_gbs, std::max(1, most_lanes));
   int pieces = 1;
   while (pieces < most) {
     if (pieces >= static_cast<int>(lanes.size())) {
@@ -82,58 +109,79 @@ int lane_pieces(const std::vector<NodeRing>& rings, double lane_gbs, int most_la
   return pieces;
 }
 
+int plan_pieces(const NodePlan& plan, Within within, double lane_gbs, int most_lanes, int most) {
+  if (within == Within::Rings) return lane_pieces(widths_of(plan.rings), lane_gbs, most_lanes, most);
+  int pieces = 1;
+  for (const auto& paths : plan.paths) {
+    pieces = std::max(pieces, lane_pieces(widths_of(paths), lane_gbs, most_lanes, most));
+  }
+  return pieces;
+}
+
 Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
-                   const std::vector<NodeRing>& rings, const TreeShape& shape) {
+                   const NodePlan& plan, const TreeShape& shape) {
   const int nodes = topology.nodes();
   const int gpus = topology.gpus_per_node();
   Sketch s;
   s.collective = collective;
   s.ranks = topology.ranks();
   s.pieces = shape.pieces;
-  const bool use_rings = shape.within == Within::Rings && !rings.empty();
-  const std::vector<Lane> lanes =
-      use_rings ? ring_lanes(rings, shape.lane_gbs, shape.most_channels / gpus, shape.pieces)
-                : std::vector<Lane>{};
-  s.channels = use_rings ? static_cast<int>(lanes.size()) * gpus : shape.pieces;
-  const std::string within =
-      use_rings ? fmt::format("rings_l{}", lanes.size()) : std::string("direct");
+  Within within = shape.within;
+  if (within == Within::Rings && plan.rings.empty()) within = Within::Direct;
+  if (within == Within::Paths && static_cast<int>(plan.paths.size()) != gpus) within = Within::Direct;
+  const int most_lanes = std::max(1, shape.most_channels / gpus);
+  // Per local origin: the orders its lanes follow (ranks of node 0) and the lanes.
+  std::vector<std::vector<const std::vector<int>*>> orders(static_cast<std::size_t>(gpus));
+  std::vector<std::vector<Lane>> lanes(static_cast<std::size_t>(gpus));
+  for (int g = 0; g < gpus && within != Within::Direct; ++g) {
+    auto& mine = lanes[static_cast<std::size_t>(g)];
+    if (within == Within::Rings) {
+      mine = ring_lanes(widths_of(plan.rings), shape.lane_gbs, most_lanes, shape.pieces);
+      for (const Lane& l : mine) {
+        orders[static_cast<std::size_t>(g)].push_back(&plan.rings[static_cast<std::size_t>(l.ring)].order);
+      }
+    } else {
+      const auto& paths = plan.paths[static_cast<std::size_t>(g)];
+      mine = ring_lanes(widths_of(paths), shape.lane_gbs, most_lanes, shape.pieces);
+      for (const Lane& l : mine) {
+        orders[static_cast<std::size_t>(g)].push_back(&paths[static_cast<std::size_t>(l.ring)].order);
+      }
+    }
+  }
+  std::size_t lane_count = 0;
+  for (const auto& mine : lanes) lane_count = std::max(lane_count, mine.size());
+  s.channels = within == Within::Direct ? shape.pieces : static_cast<int>(lane_count) * gpus;
+  const std::string how = within == Within::Direct ? std::string("direct")
+                          : within == Within::Rings ? fmt::format("rings_l{}", lane_count)
+                                                    : fmt::format("paths_l{}", lane_count);
   s.name = nodes > 1 ? fmt::format("synth_{}_{}_p{}",
-                                   shape.across == Across::Direct ? "rails" : "chain", within,
+                                   shape.across == Across::Direct ? "rails" : "chain", how,
                                    shape.pieces)
-                     : fmt::format("synth_{}_p{}", within, shape.pieces);
-  // Per lane: the local successor of every local index on its ring.
-  std::vector<std::vector<int>> next;
-  for (const Lane& lane : lanes) {
-    const std::vector<int>& order = rings[static_cast<std::size_t>(lane.ring)].order;
-    std::vector<int> succ(static_cast<std::size_t>(gpus), 0);
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      succ[static_cast<std::size_t>(order[i] % gpus)] = order[(i + 1) % order.size()] % gpus;
-    }
-    next.push_back(std::move(succ));
-  }
+                     : fmt::format("synth_{}_p{}", how, shape.pieces);
   auto rank = [&](int node, int gpu) { return node * gpus + gpu; };
-  // (first piece, count, channel, lane or -1) of every group of pieces that travels together.
-  struct Group {
-    int piece = 0;
-    int count = 1;
-    int lane = -1;
-  };
-  std::vector<Group> groups;
-  if (use_rings) {
-    int first = 0;
-    for (std::size_t l = 0; l < lanes.size(); ++l) {
-      groups.push_back({first, lanes[l].pieces, static_cast<int>(l)});
-      first += lanes[l].pieces;
-    }
-  } else {
-    for (int j = 0; j < shape.pieces; ++j) groups.push_back({j, 1, -1});
-  }
   for (int root = 0; root < s.ranks; ++root) {
     const int home = root / gpus;
     const int g = root % gpus;
-    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
-      const Group& group = groups[gi];
-      const int channel = use_rings ? group.lane * gpus + g : static_cast<int>(gi);
+    // (first piece, count, channel, order or none) of every group of pieces travelling together.
+    struct Group {
+      int piece = 0;
+      int count = 1;
+      int channel = 0;
+      const std::vector<int>* order = nullptr;
+    };
+    std::vector<Group> groups;
+    if (within == Within::Direct) {
+      for (int j = 0; j < shape.pieces; ++j) groups.push_back({j, 1, j, nullptr});
+    } else {
+      int first = 0;
+      const auto& mine = lanes[static_cast<std::size_t>(g)];
+      for (std::size_t l = 0; l < mine.size(); ++l) {
+        groups.push_back({first, mine[l].pieces, static_cast<int>(l) * gpus + g,
+                          orders[static_cast<std::size_t>(g)][l]});
+        first += mine[l].pieces;
+      }
+    }
+    for (const Group& group : groups) {
       Route route;
       route.root = root;
       route.piece = group.piece;
@@ -141,20 +189,22 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
       // Across the network, between rail peers.
       for (int d = 1; d < nodes; ++d) {
         const int from = shape.across == Across::Direct ? root : rank((home + d - 1) % nodes, g);
-        route.hops.push_back({from, rank((home + d) % nodes, g), channel});
+        route.hops.push_back({from, rank((home + d) % nodes, g), group.channel});
       }
       // Within every node, from the rail peer that holds it.
       for (int node = 0; node < nodes; ++node) {
-        if (use_rings) {
-          int at = g;
-          for (int hop = 1; hop < gpus; ++hop) {
-            const int to = next[static_cast<std::size_t>(group.lane)][static_cast<std::size_t>(at)];
-            route.hops.push_back({rank(node, at), rank(node, to), channel});
-            at = to;
+        if (group.order) {
+          // A ring from the origin round to the GPU before it; a path as it is.
+          const std::vector<int>& order = *group.order;
+          const auto start = std::find(order.begin(), order.end(), g) - order.begin();
+          for (std::size_t i = 0; i + 1 < order.size(); ++i) {
+            const int at = order[(static_cast<std::size_t>(start) + i) % order.size()] % gpus;
+            const int to = order[(static_cast<std::size_t>(start) + i + 1) % order.size()] % gpus;
+            route.hops.push_back({rank(node, at), rank(node, to), group.channel});
           }
         } else {
           for (int d = 1; d < gpus; ++d) {
-            route.hops.push_back({rank(node, g), rank(node, (g + d) % gpus), channel});
+            route.hops.push_back({rank(node, g), rank(node, (g + d) % gpus), group.channel});
           }
         }
       }

@@ -31,49 +31,85 @@ struct Variant {
 // The sketches worth proving for this collective on this machine: each wins some sizes on some
 // machines, and there are few enough that synthesis stays within seconds.
 std::vector<Variant> variants(const predict::Topology& topology, ir::Collective collective,
-                              const std::vector<NodeRing>& rings, int most_channels) {
+                              const NodePlan& plan, int most_channels) {
   std::vector<Variant> out;
   const double channel_gbs =
       topology.costs().protocol(ir::Protocol::Simple).threadblock_bandwidth_gbs;
   if (collective == ir::Collective::AllToAll) {
     out.push_back({alltoall_sketch(topology, false, 1), ir::Protocol::Simple});
     out.push_back({alltoall_sketch(topology, false, 1), ir::Protocol::LL});
-    out.push_back({alltoall_sketch(topology, false, 2), ir::Protocol::Simple});
+    // Wider: each connection's threadblocks move at most channel_gbs; a GPU's G - 1 peers in its
+    // node share its links.
+    const int gpus = topology.gpus_per_node();
+    double egress = 0;
+    for (const predict::Link& l : topology.links()) {
+      if (l.type != predict::LinkType::Memory && topology.vertices()[static_cast<std::size_t>(l.from)].rank == 0) {
+        egress += l.bandwidth_gbs;
+      }
+    }
+    int wide = 2;
+    while (wide < 16 && wide * channel_gbs * std::max(1, gpus - 1) / 2 < egress) wide *= 2;
+    out.push_back({alltoall_sketch(topology, false, wide), ir::Protocol::Simple});
     if (topology.nodes() > 1 && topology.gpus_per_node() > 1) {
       out.push_back({alltoall_sketch(topology, true, 1), ir::Protocol::Simple});
     }
     return out;
   }
-  // Rings: lanes of at most a quarter of what G threadblocks (one per local origin) carry, which
-  // leaves room for the hops' latency.
+  // Allreduce's gather runs on channels of its own, as many as its scatter's (to_program).
+  if (collective == ir::Collective::AllReduce) most_channels = std::max(1, most_channels / 2);
+  // A ring's lanes carry at most a quarter of what their G threadblocks per GPU (one per local
+  // origin) do, which leaves room for the hops' latency.
   const int gpus = topology.gpus_per_node();
   const int most_lanes = std::max(1, most_channels / gpus);
-  const double lane_gbs = channel_gbs * gpus / 4;
-  const int pieces = lane_pieces(rings, lane_gbs, most_lanes, 64);
-  TreeShape bandwidth{Within::Rings, Across::Direct, pieces, lane_gbs, most_channels};
-  out.push_back({tree_sketch(topology, collective, rings, bandwidth), ir::Protocol::Simple});
-  if (topology.nodes() > 2) {
-    TreeShape chain = bandwidth;
-    chain.across = Across::Chain;
-    out.push_back({tree_sketch(topology, collective, rings, chain), ir::Protocol::Simple});
+  for (const Within within : {Within::Rings, Within::Paths}) {
+    if (within == Within::Rings ? plan.rings.empty() : plan.paths.empty()) continue;
+    // Paths are uneven: they share the lanes by width, each lane one piece, so that every lane
+    // moves as much per tile (the simulator shares a link evenly between its transfers).
+    int lanes_pow2 = 1;
+    while (lanes_pow2 * 2 <= most_lanes) lanes_pow2 *= 2;
+    const double lane_gbs = within == Within::Rings ? channel_gbs * gpus / 4 : -1;
+    const int pieces = within == Within::Rings ? plan_pieces(plan, within, lane_gbs, most_lanes, 64)
+                                               : lanes_pow2;
+    TreeShape bandwidth{within, Across::Direct, pieces, lane_gbs, most_channels};
+    out.push_back({tree_sketch(topology, collective, plan, bandwidth), ir::Protocol::Simple});
+    if (topology.nodes() > 2) {
+      TreeShape chain = bandwidth;
+      chain.across = Across::Chain;
+      out.push_back({tree_sketch(topology, collective, plan, chain), ir::Protocol::Simple});
+    }
   }
   // One lane per ring for middle sizes, where LL128's lower latency pays more than width.
-  TreeShape mid{Within::Rings, Across::Direct, lane_pieces(rings, 0, most_lanes, 64), 0,
-                most_channels};
-  out.push_back({tree_sketch(topology, collective, rings, mid), ir::Protocol::LL128});
+  if (!plan.rings.empty()) {
+    TreeShape mid{Within::Rings, Across::Direct,
+                  plan_pieces(plan, Within::Rings, 0, most_lanes, 64), 0, most_channels};
+    out.push_back({tree_sketch(topology, collective, plan, mid), ir::Protocol::LL128});
+  }
   TreeShape latency{Within::Direct, Across::Direct, 1, 0, most_channels};
   for (ir::Protocol p : {ir::Protocol::Simple, ir::Protocol::LL, ir::Protocol::LL128}) {
-    out.push_back({tree_sketch(topology, collective, rings, latency), p});
+    out.push_back({tree_sketch(topology, collective, plan, latency), p});
   }
   // Direct trees wide enough to fill a GPU's links: each of its G - 1 connections gets the
   // pieces its share of the links calls for.
   double width = 0;
-  for (const NodeRing& r : rings) width += r.rate_gbs;
+  for (const NodeRing& r : plan.rings) width += r.rate_gbs;
   int direct = 1;
   while (direct * channel_gbs * (gpus - 1) / 2 < width && direct * 2 <= most_channels) direct *= 2;
   if (direct > 1) {
     TreeShape wide_direct{Within::Direct, Across::Direct, direct, 0, most_channels};
-    out.push_back({tree_sketch(topology, collective, rings, wide_direct), ir::Protocol::Simple});
+    out.push_back({tree_sketch(topology, collective, plan, wide_direct), ir::Protocol::Simple});
+  }
+  return out;
+}
+
+// Sizes every sketch divides: a whole number of 16-byte elements in each of up to 64 pieces of
+// every rank's block. Powers of two already are where the rank count is one; with 6 ranks,
+// 64 MB becomes 67,107,840 bytes. Smaller sizes stay (sketches that do not divide them sit out).
+std::vector<std::uint64_t> sizes_for(const std::vector<std::uint64_t>& sizes, int ranks) {
+  const std::uint64_t granule = static_cast<std::uint64_t>(ranks) * 64 * 16;
+  std::vector<std::uint64_t> out;
+  for (const std::uint64_t bytes : sizes) {
+    const std::uint64_t size = bytes >= granule ? bytes / granule * granule : bytes;
+    if (out.empty() || size > out.back()) out.push_back(size);
   }
   return out;
 }
@@ -140,14 +176,17 @@ Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& 
   s.bound = bandwidth_bound(topology, request.collective);
   std::vector<int> node0(static_cast<std::size_t>(topology.gpus_per_node()));
   for (int g = 0; g < topology.gpus_per_node(); ++g) node0[static_cast<std::size_t>(g)] = g;
-  s.rings = pack_rings(topology, node0);
+  if (request.collective != ir::Collective::AllToAll) {  // alltoall needs no trees
+    s.plan.rings = pack_rings(topology, node0);
+    s.plan.paths = pack_paths(topology, node0, 8);
+  }
   s.bound_seconds = seconds_since(started);
 
   started = Clock::now();
   // Channels: the profile's, at most 32 (what MSCCL's executor takes, and more pieces than
   // that only lengthen the proof).
   const int most_channels = limits->max_channels;
-  for (const Variant& v : variants(topology, request.collective, s.rings, most_channels)) {
+  for (const Variant& v : variants(topology, request.collective, s.plan, most_channels)) {
     const std::string name = fmt::format("{} {}", v.sketch.name, ir::to_string(v.protocol));
     try {
       dsl::Options options;
@@ -175,7 +214,7 @@ Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& 
   started = Clock::now();
   tuning::TuneRequest tune;
   tune.collective = request.collective;
-  tune.sizes = request.sizes;
+  tune.sizes = sizes_for(request.sizes, topology.ranks());
   tune.in_place = request.in_place;
   tune.with_nccl = request.with_nccl;
   tune.rejected = s.rejected;
@@ -192,12 +231,25 @@ std::string bound_report(const Synthesis& s) {
       "\n## Against the bound\n\nNo schedule moves a call faster than its bytes over {:.1f} GB/s "
       "(algorithm bandwidth): {}. % of bound is the bound's time over the predicted time.\n\n",
       s.bound.algbw_gbs, s.bound.cut);
-  if (!s.rings.empty()) {
+  if (!s.plan.rings.empty()) {
     out += "Rings within a node (ranks in order, width per direction):\n\n";
-    for (const NodeRing& r : s.rings) {
+    for (const NodeRing& r : s.plan.rings) {
       std::string order;
       for (int rank : r.order) order += fmt::format("{} ", rank);
       out += fmt::format("- {}→ ({:.1f} GB/s)\n", order, r.rate_gbs);
+    }
+    out += "\n";
+  }
+  if (!s.plan.paths.empty()) {
+    out += "Paths within a node, per origin (the widest, and all of them together):\n\n";
+    for (const auto& paths : s.plan.paths) {
+      if (paths.empty()) continue;
+      double total = 0;
+      for (const BroadcastPath& p : paths) total += p.rate_gbs;
+      std::string order;
+      for (int rank : paths.front().order) order += fmt::format("{} ", rank);
+      out += fmt::format("- {}({:.1f} GB/s); {} paths, {:.1f} GB/s\n", order,
+                         paths.front().rate_gbs, paths.size(), total);
     }
     out += "\n";
   }

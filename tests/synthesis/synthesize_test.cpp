@@ -94,11 +94,14 @@ TEST_CASE("Synthesis refuses an unknown profile and an empty size list") {
 TEST_CASE("A tree sketch hands each piece on only from a rank that holds it") {
   const predict::Topology t = topology("a100-nvswitch", 3, 2);
   std::vector<int> node0{0, 1};
-  const std::vector<NodeRing> rings = pack_rings(t, node0);
-  for (const Across across : {Across::Direct, Across::Chain}) {
-    TreeShape shape{Within::Rings, across, 2, 0, 64};
-    const Sketch s = tree_sketch(t, ir::Collective::AllGather, rings, shape);
-    CHECK(s.routes.size() == static_cast<std::size_t>(t.ranks()) * 1);
+  NodePlan plan;
+  plan.rings = pack_rings(t, node0);
+  plan.paths = pack_paths(t, node0, 4);
+  for (const Within within : {Within::Rings, Within::Paths, Within::Direct}) {
+    for (const Across across : {Across::Direct, Across::Chain}) {
+    TreeShape shape{within, across, 2, 0, 64};
+    const Sketch s = tree_sketch(t, ir::Collective::AllGather, plan, shape);
+    CHECK(s.routes.size() >= static_cast<std::size_t>(t.ranks()));
     for (const Route& r : s.routes) {
       std::vector<bool> holds(static_cast<std::size_t>(t.ranks()), false);
       holds[static_cast<std::size_t>(r.root)] = true;
@@ -108,6 +111,7 @@ TEST_CASE("A tree sketch hands each piece on only from a rank that holds it") {
         holds[static_cast<std::size_t>(h.to)] = true;
       }
       CHECK(std::count(holds.begin(), holds.end(), true) == t.ranks());
+    }
     }
   }
 }

@@ -40,6 +40,7 @@ struct SynthesizeArgs {
   bool no_nccl = false;
   bool force = false;
   bool all = false;
+  bool bound_only = false;
   std::string output;
 };
 
@@ -63,10 +64,27 @@ int synthesize(const SynthesizeArgs& args) {
   request.with_nccl = !args.no_nccl;
   auto topology = load_machine_or_report(args.machine);
   if (!topology) return kBadInput;
-  if (const auto problem = tuning::prepare_folder(args.output, args.force)) {
-    fmt::print(stderr, "weftc synthesize: {}\n", *problem);
-    return kBadInput;
+  if (args.output.empty() && !args.bound_only) {
+    throw CLI::ValidationError("--output", "the folder to write is required (or --bound-only)");
   }
+  if (!args.bound_only) {
+    if (const auto problem = tuning::prepare_folder(args.output, args.force)) {
+      fmt::print(stderr, "weftc synthesize: {}\n", *problem);
+      return kBadInput;
+    }
+  }
+
+  // The bound comes first, so that what cannot be synthesized says why before any work.
+  try {
+    const synthesis::Bound bound = synthesis::bandwidth_bound(*topology, *collective);
+    fmt::print("bound: {} on {} ranks of '{}' moves at most {:.1f} GB/s algbw ({})\n",
+               args.collective, topology->ranks(), topology->name(), bound.algbw_gbs, bound.cut);
+    std::fflush(stdout);  // before the minutes a large machine's predictions may take
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "weftc synthesize: {}\n", e.what());
+    return kFailed;
+  }
+  if (args.bound_only) return kOk;
 
   std::vector<tuning::Candidate> library;
   std::vector<std::string> library_rejected;
@@ -86,11 +104,6 @@ int synthesize(const SynthesizeArgs& args) {
 
   synthesis::Synthesis result;
   try {
-    // The bound comes first, so that what cannot be synthesized says why before any work.
-    const synthesis::Bound bound = synthesis::bandwidth_bound(*topology, *collective);
-    fmt::print("bound: {} on {} ranks of '{}' moves at most {:.1f} GB/s algbw ({})\n",
-               args.collective, topology->ranks(), topology->name(), bound.algbw_gbs, bound.cut);
-    std::fflush(stdout);  // before the minutes a large machine's predictions may take
     result = synthesis::synthesize(*topology, request, std::move(library));
   } catch (const std::invalid_argument& e) {
     fmt::print(stderr, "weftc synthesize: {}\n", e.what());
@@ -170,7 +183,9 @@ void add_synthesize_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--all", args->all,
                 "Also write every proved sketch, chosen or not, to DIR/sketches/");
   cmd->add_flag("--force", args->force, "Replace what an earlier run wrote in the folder");
-  cmd->add_option("-o,--output", args->output, "The folder to write")->required();
+  cmd->add_flag("--bound-only", args->bound_only,
+                "Print the bound and stop (seconds even for a thousand GPUs)");
+  cmd->add_option("-o,--output", args->output, "The folder to write");
   cmd->callback([args, &exit_code] { exit_code = synthesize(*args); });
 }
 

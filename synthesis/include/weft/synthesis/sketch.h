@@ -39,7 +39,7 @@ struct Sketch {
   ir::Collective collective = ir::Collective::AllGather;
   int ranks = 0;
   int pieces = 1;  // pieces per rank's block
-  int channels = 1;
+  int channels = 1;  // the hops' channels are below this (allreduce's gather adds it to them)
   std::vector<Route> routes;
 };
 

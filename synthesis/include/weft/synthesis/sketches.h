@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "weft/predict/topology.h"
+#include "weft/synthesis/paths.h"
 #include "weft/synthesis/rings.h"
 #include "weft/synthesis/sketch.h"
 
@@ -15,7 +16,8 @@ namespace weft::synthesis {
 
 // Within a node: along the packed rings (bandwidth: each GPU sends each piece once), or from the
 // piece's holder straight to every other GPU of the node (latency: one hop).
-enum class Within { Rings, Direct };
+// Or along paths packed per origin (paths.h), which may end at a GPU with fewer links out.
+enum class Within { Rings, Paths, Direct };
 // Across nodes, between a GPU and its rail peers: straight to each, or along a chain of them.
 enum class Across { Direct, Chain };
 
@@ -24,7 +26,7 @@ enum class Across { Direct, Chain };
 // channel for all origins would chain a tile's hops around the ring before the next tile). A
 // ring wider than one lane's worth of threadblocks is split into several lanes on the same order.
 struct Lane {
-  int ring = 0;
+  int ring = 0;  // the ring (or the origin's path) it follows, by index
   double width_gbs = 0;
   int pieces = 0;  // of every block, allocated in proportion to the lanes' widths
 };
@@ -32,25 +34,34 @@ struct Lane {
 // Lanes of at most `lane_gbs` each over `rings`, at most `most` of them (lanes are widened, and
 // the narrowest rings left out, to fit), with `pieces` allocated so that the most loaded lane per
 // width is as light as it can be; lanes given no piece are dropped.
-std::vector<Lane> ring_lanes(const std::vector<NodeRing>& rings, double lane_gbs, int most,
+std::vector<Lane> ring_lanes(const std::vector<double>& widths, double lane_gbs, int most,
                              int pieces);
 // The fewest pieces per block (a power of two, as the sizes callers use are, at least one per
 // lane, at most `most`) whose allocation over lanes of these widths loses at most 4 % against
 // splitting the data exactly by width.
-int lane_pieces(const std::vector<NodeRing>& rings, double lane_gbs, int most_lanes, int most);
+int lane_pieces(const std::vector<double>& widths, double lane_gbs, int most_lanes, int most);
+
+// What a node offers the trees: its rings, and every local origin's paths (node 0's ranks).
+struct NodePlan {
+  std::vector<NodeRing> rings;
+  std::vector<std::vector<BroadcastPath>> paths;  // per local index; empty: none packed
+};
+
+// The pieces lane_pieces calls for over the plan's rings, or the most any origin's paths need.
+int plan_pieces(const NodePlan& plan, Within within, double lane_gbs, int most_lanes, int most);
 
 struct TreeShape {
   Within within = Within::Rings;
   Across across = Across::Direct;
   int pieces = 1;          // per block
   double lane_gbs = 0;     // rings: the most one lane carries (0: one lane per ring)
-  int most_channels = 64;  // the limits profile's
+  int most_channels = 64;  // the limits profile's (allreduce: half, its gather has the rest)
 };
 
-// Allgather, reducescatter or allreduce on trees of this shape. `rings` are node 0's, in local
-// indices (the other nodes are its copies); unused for Within::Direct.
+// Allgather, reducescatter or allreduce on trees of this shape, within nodes along the plan's
+// rings or paths (node 0's; the other nodes are its copies), or direct where the plan has none.
 Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
-                   const std::vector<NodeRing>& rings, const TreeShape& shape);
+                   const NodePlan& plan, const TreeShape& shape);
 
 // Alltoall: every piece straight to its destination, or, with `rails`, first within its node to
 // the GPU with the destination's local index and from there over that GPU's rail, so that every

@@ -13,14 +13,16 @@
 #include "weft/ir/ir.h"
 #include "weft/predict/topology.h"
 #include "weft/synthesis/bound.h"
-#include "weft/synthesis/rings.h"
+#include "weft/synthesis/sketches.h"
 #include "weft/tuning/tune.h"
 
 namespace weft::synthesis {
 
 struct SynthesisRequest {
   ir::Collective collective = ir::Collective::AllGather;
-  std::vector<std::uint64_t> sizes;  // ascending, as nccl-tests counts them
+  // Ascending, as nccl-tests counts them. Each is taken down to a multiple of ranks × 1 KB, which
+  // every sketch divides (unchanged for powers of two on a power of two of ranks).
+  std::vector<std::uint64_t> sizes;
   bool in_place = false;
   std::string profile = "weft";  // the limits profile every written file fits ("msccl", "weft")
   bool with_nccl = true;         // NCCL's own algorithms contend (and win where they are best)
@@ -28,7 +30,7 @@ struct SynthesisRequest {
 
 struct Synthesis {
   Bound bound;
-  std::vector<NodeRing> rings;                 // node 0's
+  NodePlan plan;                               // node 0's rings and paths
   std::vector<tuning::Candidate> candidates;   // synthesized and proved, then the caller's others
   std::size_t synthesized = 0;                 // the first this many of them are synthesized
   std::vector<std::string> rejected;           // sketches that did not compile or prove, with why

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The synthesis suite (docs/synthesis.md): for every machine × allgather, reducescatter,
+# allreduce and alltoall, `weftc synthesize` as a user runs it (one process, one core), and one
+# table row: the bound; the chosen algorithm at 64 MB and 1 GB as % of the bound; NCCL's model as
+# % of the bound and the chosen one's speed-up over it at 1 GB; on one node, the library's best
+# (`--library`, each of its algorithms compiled and proved too) at 1 GB; the seconds synthesis took
+# (bound, rings and paths, sketches compiled and proved), the seconds the whole command took (the
+# predictions included) and its peak memory. Predicted by Weft's simulator, not measured.
+#
+#   scripts/bench-synthesis.sh [--quick] [WEFTC]     (WEFTC default: build/compiler/weftc)
+#
+# --quick runs the single-node machines only. The Azure topology files are read from
+# ../shared/topologies; machines that need them are left out, said so, when they are absent.
+# At 1,024 GPUs only the bound is computed (--bound-only): predicting sketches of that size takes
+# the simulator longer than this script allows.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+quick=0
+if [ "${1:-}" = "--quick" ]; then quick=1; shift; fi
+weftc=${1:-$root/build/compiler/weftc}
+[ -x "$weftc" ] || { echo "bench-synthesis: no weftc at $weftc (build it first)" >&2; exit 2; }
+"$weftc" synthesize --help >/dev/null 2>&1 ||
+  { echo "bench-synthesis: $weftc has no 'synthesize' (built without LEMON?)" >&2; exit 2; }
+azure=$root/../shared/topologies
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# name|arguments
+machines=(
+  "h100-nvswitch (8)|-t h100-nvswitch"
+  "DGX-1 (azure-ndv2)|-t $azure/azure-ndv2-topo.xml"
+  "DGX-1, NVLink 0-1 down|-t $azure/azure-ndv2-topo.xml --link 0-1=0"
+  "DGX-1, 6 of 8 GPUs|-t $azure/azure-ndv2-topo.xml --gpus-per-node 6"
+  "azure-ncv4 (4 A100 PCIe)|-t $azure/azure-ncv4-topo.xml"
+  "pcie-gen4 (8)|-t pcie-gen4"
+)
+if [ $quick = 0 ]; then
+  machines+=(
+    "a100-nvswitch × 2|-t a100-nvswitch --nodes 2"
+    "DGX-1 × 2|-t $azure/azure-ndv2-topo.xml --nodes 2"
+    "a100-nvswitch × 4|-t a100-nvswitch --nodes 4"
+    "h100-nvswitch × 4|-t h100-nvswitch --nodes 4"
+    "a100-nvswitch × 8|-t a100-nvswitch --nodes 8"
+    "h100-nvswitch × 128|-t h100-nvswitch --nodes 128"
+  )
+fi
+
+# Prints the table cell for column $2 (1-based) of the row of size $3 in the printed table $1.
+cell() { awk -v size="$3" -v col="$2" '$1 == size { print $col; exit }' "$1"; }
+
+echo "| machine | ranks | collective | bound algbw (GB/s) | 64 MB | 1 GB | NCCL's model, 1 GB | vs NCCL, 1 GB | library's best, 1 GB | synthesis (s) | command (s) | peak memory (MB) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+for entry in "${machines[@]}"; do
+  name=${entry%%|*}
+  read -r -a args <<<"${entry#*|}"
+  if [[ "${entry#*|}" == *"$azure"* ]] && [ ! -d "$azure" ]; then
+    echo "| $name | | | left out: $azure is absent | | | | | | | | |"
+    continue
+  fi
+  for collective in allgather reducescatter allreduce alltoall; do
+    out=$work/out.txt
+    if [[ "$name" == *"× 128"* ]]; then
+      /usr/bin/time -f "%e %M" -o "$work/time" "$weftc" synthesize "${args[@]}" -c "$collective" \
+        --bound-only >"$out" 2>"$work/err" || true
+      read -r seconds kb <"$work/time"
+      bound=$(sed -n 's/^bound: .* at most \([0-9.]*\) GB\/s.*/\1/p' "$out")
+      ranks=$(sed -n 's/^bound: .* on \([0-9]*\) ranks.*/\1/p' "$out")
+      echo "| $name | $ranks | $collective | $bound | not run | not run | | | | $seconds (bound) | $seconds | $((kb / 1024)) |"
+      continue
+    fi
+    library=()
+    [[ "$name" != *"×"* ]] && library=(--library)
+    rm -rf "$work/dir"
+    if ! /usr/bin/time -f "%e %M" -o "$work/time" "$weftc" synthesize "${args[@]}" -c "$collective" \
+        -b 64M -e 1G -f 16 "${library[@]}" -o "$work/dir" >"$out" 2>"$work/err"; then
+      echo "| $name | | $collective | failed: $(grep -v 'note:' "$work/err" | head -1) | | | | | | | | |"
+      continue
+    fi
+    read -r seconds kb <"$work/time"
+    bound=$(sed -n 's/^bound: .* at most \([0-9.]*\) GB\/s.*/\1/p' "$out")
+    ranks=$(sed -n 's/^bound: .* on \([0-9]*\) ranks.*/\1/p' "$out")
+    # The table's rows: size bound(us) time(us) %bound NCCL(us) chosen; sizes as synthesize
+    # prints them (rounded down to a multiple of the ranks: 65532K on 6 GPUs).
+    small=$(awk 'NF >= 6 && $1 ~ /^[0-9]+[KMG]$/ { print $1; exit }' "$out")
+    large=$(awk 'NF >= 6 && $1 ~ /^[0-9]+[KMG]$/ { s = $1 } END { print s }' "$out")
+    pct64=$(cell "$out" 4 "$small")
+    pct1g=$(cell "$out" 4 "$large")
+    bound1g=$(cell "$out" 2 "$large")
+    time1g=$(cell "$out" 3 "$large")
+    nccl1g=$(cell "$out" 5 "$large")
+    nccl_pct="-"
+    speedup="-"
+    if [ -n "$nccl1g" ] && [ "$nccl1g" != "-" ]; then
+      nccl_pct=$(awk -v b="$bound1g" -v n="$nccl1g" 'BEGIN { printf "%.0f%%", 100 * b / n }')
+      speedup=$(awk -v t="$time1g" -v n="$nccl1g" 'BEGIN { printf "%.2f×", n / t }')
+    fi
+    lib="-"
+    if [ ${#library[@]} -gt 0 ]; then
+      # report.md: the best "others" time at the last size, as % of the bound.
+      lib=$(awk -F'|' -v b="$bound1g" '/^\| [0-9]+[KMG] \|/ { o = $9 } END {
+              gsub(/ /, "", o); if (o == "-" || o == "") print "-"; else printf "%.0f%%", 100 * b / o }' \
+            "$work/dir/report.md")
+    fi
+    synth=$(sed -n 's/.*; bound \([0-9.]*\) s, compile and prove \([0-9.]*\) s.*/\1 \2/p' "$out" |
+            awk '{ printf "%.2f", $1 + $2 }')
+    echo "| $name | $ranks | $collective | $bound | $pct64 | $pct1g | $nccl_pct | $speedup | $lib | $synth | $seconds | $((kb / 1024)) |"
+  done
+done
