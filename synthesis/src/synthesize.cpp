@@ -4,6 +4,7 @@
 #include <chrono>
 #include <exception>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -163,30 +164,33 @@ std::string time_or_dash(double us) {
 
 }  // namespace
 
-Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& request,
-                     std::vector<tuning::Candidate> others) {
-  if (request.sizes.empty()) throw std::invalid_argument("no sizes to synthesize for");
-  const auto limits = ir::limits_by_name(request.profile);
-  if (!limits) {
-    throw std::invalid_argument(
-        fmt::format("'{}' is not a limits profile (msccl, weft)", request.profile));
-  }
-  Synthesis s;
-  auto started = Clock::now();
-  s.bound = bandwidth_bound(topology, request.collective);
+namespace {
+
+const ir::LimitsProfile& profile_or_throw(const std::string& name, std::optional<ir::LimitsProfile>& slot) {
+  slot = ir::limits_by_name(name);
+  if (!slot) throw std::invalid_argument(fmt::format("'{}' is not a limits profile (msccl, weft)", name));
+  return *slot;
+}
+
+// The node's rings and paths (none for alltoall, which needs no trees).
+NodePlan plan_node(const predict::Topology& topology, ir::Collective collective) {
+  NodePlan plan;
+  if (collective == ir::Collective::AllToAll) return plan;
   std::vector<int> node0(static_cast<std::size_t>(topology.gpus_per_node()));
   for (int g = 0; g < topology.gpus_per_node(); ++g) node0[static_cast<std::size_t>(g)] = g;
-  if (request.collective != ir::Collective::AllToAll) {  // alltoall needs no trees
-    s.plan.rings = pack_rings(topology, node0);
-    s.plan.paths = pack_paths(topology, node0, 8);
-  }
-  s.bound_seconds = seconds_since(started);
+  plan.rings = pack_rings(topology, node0);
+  plan.paths = pack_paths(topology, node0, 8);
+  return plan;
+}
 
-  started = Clock::now();
-  // Channels: the profile's, at most 32 (what MSCCL's executor takes, and more pieces than
-  // that only lengthen the proof).
-  const int most_channels = limits->max_channels;
-  for (const Variant& v : variants(topology, request.collective, s.plan, most_channels)) {
+std::vector<tuning::Candidate> compile_variants(const predict::Topology& topology,
+                                                const SynthesisRequest& request,
+                                                const NodePlan& plan,
+                                                std::vector<std::string>& rejected) {
+  std::optional<ir::LimitsProfile> limits;
+  const int most_channels = profile_or_throw(request.profile, limits).max_channels;
+  std::vector<tuning::Candidate> out;
+  for (const Variant& v : variants(topology, request.collective, plan, most_channels)) {
     const std::string name = fmt::format("{} {}", v.sketch.name, ir::to_string(v.protocol));
     try {
       dsl::Options options;
@@ -199,14 +203,39 @@ Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& 
       if (!result.ok()) {
         std::string why = result.error_text();
         if (const auto nl = why.find('\n'); nl != std::string::npos) why.resize(nl);
-        s.rejected.push_back(fmt::format("{}: {}", name, why));
+        rejected.push_back(fmt::format("{}: {}", name, why));
         continue;
       }
-      s.candidates.push_back({name, std::move(*result.algorithm)});
+      out.push_back({name, std::move(*result.algorithm)});
     } catch (const std::exception& e) {
-      s.rejected.push_back(fmt::format("{}: {}", name, e.what()));
+      rejected.push_back(fmt::format("{}: {}", name, e.what()));
     }
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<tuning::Candidate> synthesized_candidates(const predict::Topology& topology,
+                                                      const SynthesisRequest& request,
+                                                      std::vector<std::string>& rejected) {
+  (void)bandwidth_bound(topology, request.collective);  // refuses what cannot be synthesized
+  return compile_variants(topology, request, plan_node(topology, request.collective), rejected);
+}
+
+Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& request,
+                     std::vector<tuning::Candidate> others) {
+  if (request.sizes.empty()) throw std::invalid_argument("no sizes to synthesize for");
+  std::optional<ir::LimitsProfile> limits;
+  (void)profile_or_throw(request.profile, limits);
+  Synthesis s;
+  auto started = Clock::now();
+  s.bound = bandwidth_bound(topology, request.collective);
+  s.plan = plan_node(topology, request.collective);
+  s.bound_seconds = seconds_since(started);
+
+  started = Clock::now();
+  s.candidates = compile_variants(topology, request, s.plan, s.rejected);
   s.synthesized = s.candidates.size();
   for (tuning::Candidate& c : others) s.candidates.push_back(std::move(c));
   s.compile_seconds = seconds_since(started);

@@ -1,7 +1,8 @@
 // `weftc tune --topology T --collective C (--ranks N | --nodes A --gpus-per-node B) -o DIR`:
 // compiles and proves the library's candidates for the collective (protocols × instances ×
-// channels) and takes the given files; the tuning library (weft/tuning/tune.h) predicts each on
-// the topology over the size range and writes DIR for WEFT_ALGO_DIR (the winners, each with its
+// channels) and the algorithms synthesized for the machine, and takes the given files; the
+// tuning library (weft/tuning/tune.h) predicts each on the topology over the size range and
+// writes DIR for WEFT_ALGO_DIR (the winners, each with its
 // minBytes/maxBytes band), DIR/tuner.csv for WEFT_TUNER_CONFIG (where NCCL's own algorithms
 // win), DIR/bands.csv (the choice per band, for scripts and tests) and DIR/report.md +
 // report.svg (docs/architecture.md §7).
@@ -26,6 +27,9 @@
 #include "weft/dsl/error.h"
 #include "weft/ir/xml.h"
 #include "weft/tuning/tune.h"
+#ifdef WEFT_HAVE_SYNTHESIS
+#include "weft/synthesis/synthesize.h"
+#endif
 
 namespace weft::weftc {
 
@@ -45,6 +49,7 @@ struct TuneArgs {
   std::vector<int> channels{1, 4};
   std::string profile = "weft";
   bool no_library = false;
+  bool no_synthesis = false;
   bool no_nccl = false;
   bool force = false;
   bool in_place = false;
@@ -118,6 +123,25 @@ int tune(const TuneArgs& args) {
     variants.in_place = args.in_place;
     library_candidates(variants, known, nodes, gpus_per_node, candidates, rejected);
   }
+#ifdef WEFT_HAVE_SYNTHESIS
+  // Algorithms found for this machine contend beside the library's (docs/synthesis.md).
+  if (!args.no_synthesis && (*collective == ir::Collective::AllGather ||
+                             *collective == ir::Collective::ReduceScatter ||
+                             *collective == ir::Collective::AllReduce ||
+                             *collective == ir::Collective::AllToAll)) {
+    synthesis::SynthesisRequest request;
+    request.collective = *collective;
+    request.in_place = args.in_place;
+    request.profile = args.profile;
+    try {
+      for (Candidate& c : synthesis::synthesized_candidates(*topology, request, rejected)) {
+        candidates.push_back(std::move(c));
+      }
+    } catch (const std::invalid_argument& e) {
+      rejected.push_back(fmt::format("synthesis: {}", e.what()));
+    }
+  }
+#endif
   const double compiled_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
@@ -179,6 +203,10 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--profile", args->profile, "Limits profile of the candidates (default weft)")
       ->check(CLI::IsMember({"msccl", "weft"}));
   cmd->add_flag("--no-library", args->no_library, "Only the --xml files");
+#ifdef WEFT_HAVE_SYNTHESIS
+  cmd->add_flag("--no-synthesis", args->no_synthesis,
+                "Leave out the algorithms synthesized for the machine (weftc synthesize)");
+#endif
   cmd->add_flag("--no-nccl", args->no_nccl, "Leave NCCL's own algorithms out");
   cmd->add_flag("--in-place", args->in_place,
                 "Tune for in-place calls (sendbuf == recvbuf, as PyTorch's allreduce); default: "

@@ -45,6 +45,12 @@ struct Synthesis {
 Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& request,
                      std::vector<tuning::Candidate> others = {});
 
+// Only the synthesized candidates, compiled and proved, for another tuning (`weftc tune`); what
+// did not compile is added to `rejected`. Throws as synthesize does (sizes aside).
+std::vector<tuning::Candidate> synthesized_candidates(const predict::Topology& topology,
+                                                      const SynthesisRequest& request,
+                                                      std::vector<std::string>& rejected);
+
 // Per size: the bound, the chosen algorithm's predicted time and its % of the bound, the best
 // synthesized, NCCL's model and the best of the others. Markdown, for report.md.
 std::string bound_report(const Synthesis& synthesis);
