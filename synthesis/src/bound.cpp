@@ -127,6 +127,8 @@ TreeRate tree_rate(const predict::Topology& topology, bool reversed) {
   return rate;
 }
 
+double flow_into(FlowGraph& graph, const std::vector<bool>& inside);
+
 // Alltoall: a set S of s GPUs takes s (N - s) M / N bytes in and sends as many out; the time is
 // at least that over the max-flow into (out of) S, for the sets tried.
 Bound alltoall_bound(const predict::Topology& topology) {
@@ -150,23 +152,77 @@ Bound alltoall_bound(const predict::Topology& topology) {
   for (const bool reversed : {false, true}) {
     FlowGraph graph(topology, reversed);
     for (const std::vector<bool>& s : sets) {
-      int inside = 0;
-      for (int r = 0; r < n; ++r) {
-        const bool in = s[static_cast<std::size_t>(r)];
-        inside += in;
-        graph.set_source(r, in ? 0 : detail::kUnbounded);
-        graph.set_sink(r, in ? detail::kUnbounded : 0);
-      }
-      const double flow = graph.max_flow();
+      const int inside = static_cast<int>(std::count(s.begin(), s.end(), true));
+      const double flow = flow_into(graph, s);
       if (!(flow > 0)) {
-        throw std::invalid_argument(fmt::format("no path {} {}", reversed ? "out of" : "into",
-                                                describe_cut(topology, s, reversed).substr(14)));
+        throw std::invalid_argument(
+            fmt::format("{} carry nothing", describe_cut(topology, s, reversed)));
       }
       const double cost = static_cast<double>(inside) * (n - inside) / (n * flow);
       if (cost > worst) {
         worst = cost;
         bound.cut = describe_cut(topology, s, reversed);
       }
+    }
+  }
+  bound.algbw_gbs = 1 / worst;
+  return bound;
+}
+
+// The max-flow into (out of, reversed) a set of GPUs from all the others, GB/s.
+double flow_into(FlowGraph& graph, const std::vector<bool>& inside) {
+  for (int r = 0; r < graph.ranks(); ++r) {
+    const bool in = inside[static_cast<std::size_t>(r)];
+    graph.set_source(r, in ? 0 : detail::kUnbounded);
+    graph.set_sink(r, in ? detail::kUnbounded : 0);
+  }
+  return graph.max_flow();
+}
+
+// Allreduce (Patarasuk and Yuan's argument, per grouping of the GPUs): with the GPUs in k groups,
+// every element's k partial values must cross between groups k - 1 times to be reduced and its
+// sum k - 1 times to reach every group, so the groups together take in 2 (k - 1) M bytes at least,
+// through the sum of their capacities in (and send as many out). Groupings: single GPUs, and
+// nodes. Besides, any one set of GPUs takes in M (the others' partial sum) and sends M out. On a
+// symmetric machine this is the reduce-scatter plus allgather bound; where links are uneven it is
+// lower, because a weak GPU need not take its full share (a leaf of every tree takes M in and
+// sends M out).
+Bound allreduce_bound(const predict::Topology& topology) {
+  const int n = topology.ranks();
+  const int nodes = topology.nodes();
+  const std::vector<int> ranks = representative_ranks(topology);
+  Bound bound;
+  bound.collective = ir::Collective::AllReduce;
+  double worst = 0;  // seconds per GB of M
+  auto consider = [&](double cost, std::string cut) {
+    if (cost > worst) {
+      worst = cost;
+      bound.cut = std::move(cut);
+    }
+  };
+  for (const bool reversed : {false, true}) {
+    FlowGraph graph(topology, reversed);
+    const char* way = reversed ? "out of" : "into";
+    double total = 0;
+    for (int r : ranks) {
+      std::vector<bool> s(static_cast<std::size_t>(n), false);
+      s[static_cast<std::size_t>(r)] = true;
+      const double flow = flow_into(graph, s);
+      if (!(flow > 0)) {
+        throw std::invalid_argument(fmt::format("{} has no path {} it", gpu_name(topology, r), way));
+      }
+      total += flow;
+      consider(1 / flow, describe_cut(topology, s, reversed));
+    }
+    total *= static_cast<double>(n) / static_cast<double>(ranks.size());
+    consider(2.0 * (n - 1) / total, fmt::format("the links {} every GPU, together", way));
+    if (nodes > 1) {
+      std::vector<bool> s(static_cast<std::size_t>(n), false);
+      for (int r = 0; r < topology.gpus_per_node(); ++r) s[static_cast<std::size_t>(r)] = true;
+      const double flow = flow_into(graph, s);
+      consider(1 / flow, describe_cut(topology, s, reversed));
+      consider(2.0 * (nodes - 1) / (nodes * flow),
+               fmt::format("the links {} every node, together", way));
     }
   }
   bound.algbw_gbs = 1 / worst;
@@ -197,13 +253,8 @@ Bound bandwidth_bound(const predict::Topology& topology, ir::Collective collecti
       bound.cut = rate.cut;
       return bound;
     }
-    case ir::Collective::AllReduce: {
-      const TreeRate scatter = tree_rate(topology, true);
-      const TreeRate gather = tree_rate(topology, false);
-      bound.algbw_gbs = 1 / (1 / (n * scatter.per_root_gbs) + 1 / (n * gather.per_root_gbs));
-      bound.cut = fmt::format("reduce-scatter: {}; allgather: {}", scatter.cut, gather.cut);
-      return bound;
-    }
+    case ir::Collective::AllReduce:
+      return allreduce_bound(topology);
     case ir::Collective::AllToAll:
       return alltoall_bound(topology);
     default:

@@ -66,6 +66,18 @@ TEST_CASE("A DGX-1's bound is its six NVLinks, and falls with a link removed") {
       bandwidth_bound(topology(*file, 1, 0, {{0, 1, 0}}), ir::Collective::AllGather);
   CHECK(degraded.algbw_gbs < whole.algbw_gbs * 0.9);
   CHECK(degraded.algbw_gbs >= 125.0 * 8 / 7);
+  // A weak GPU can be a leaf of every tree: allreduce need not pay it twice its share.
+  const Bound allreduce =
+      bandwidth_bound(topology(*file, 1, 0, {{0, 1, 0}}), ir::Collective::AllReduce);
+  CHECK(allreduce.algbw_gbs > degraded.algbw_gbs / 2 * 1.1);
+  CHECK_THAT(allreduce.cut, Catch::Contains("every GPU, together"));
+}
+
+TEST_CASE("Across nodes the allreduce bound is every node's NICs together") {
+  const Bound ar = bandwidth_bound(topology("a100-nvswitch", 8), ir::Collective::AllReduce);
+  // 64 ranks in 8 nodes: 2 · 7 · M over 8 nodes × 200 GB/s.
+  CHECK(ar.algbw_gbs == Approx(8 * 200.0 / 14).epsilon(1e-4));
+  CHECK_THAT(ar.cut, Catch::Contains("every node, together"));
 }
 
 }  // namespace

@@ -12,8 +12,13 @@
 //                  bandwidth into S, found exactly by max-flow (the condition of Edmonds'
 //                  arborescence packing, as ForestColl uses it);
 //   reducescatter  the same on the reversed links (what leaves S);
-//   allreduce      reduce-scatter then allgather of M: the two bounds added. Schedules that
-//                  reduce at GPUs, as Weft's executor does, are such schedules;
+//   allreduce      with the GPUs in k groups (single GPUs; nodes), the groups together take
+//                  in 2 (k - 1) M bytes at least (Patarasuk and Yuan: every element's k partial
+//                  values cross k - 1 times to be reduced, its sum k - 1 times to be spread),
+//                  over the sum of their capacities in (and out); and any one set takes in and
+//                  sends out M. Reductions are done by GPUs, as Weft's executor does them. On a
+//                  symmetric machine it equals reduce-scatter's bound plus allgather's; on an
+//                  uneven one it is lower, as a weak GPU may be a leaf of every tree;
 //   alltoall       every set S sends |S|(N - |S|) M / N² · N bytes out and takes as many in:
 //                  the best of the single GPUs, the nodes and half of the nodes (a lower bound,
 //                  not always the tightest cut).
