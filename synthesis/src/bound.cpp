@@ -129,6 +129,66 @@ TreeRate tree_rate(const predict::Topology& topology, bool reversed) {
 
 double flow_into(FlowGraph& graph, const std::vector<bool>& inside);
 
+// Sets of node 0's GPUs that one link of the node separates from the rest: a PCIe switch's or a
+// CPU's GPUs below its uplink, a socket's GPUs behind the link between the sockets. Where routes
+// run through a tree of switches these are the cuts that bind.
+std::vector<std::vector<bool>> bridge_sets(const predict::Topology& topology) {
+  const auto& vertices = topology.vertices();
+  const auto& links = topology.links();
+  const int n = topology.ranks();
+  std::vector<std::vector<std::pair<int, int>>> adjacent(vertices.size());  // (vertex, link)
+  for (std::size_t l = 0; l < links.size(); ++l) {
+    const predict::Link& link = links[l];
+    if (link.type == predict::LinkType::Memory || link.from == link.to) continue;
+    const auto& a = vertices[static_cast<std::size_t>(link.from)];
+    const auto& b = vertices[static_cast<std::size_t>(link.to)];
+    if (a.node != 0 || b.node != 0 || a.kind == predict::VertexKind::NetworkSwitch ||
+        b.kind == predict::VertexKind::NetworkSwitch) {
+      continue;
+    }
+    adjacent[static_cast<std::size_t>(link.from)].emplace_back(link.to, static_cast<int>(l));
+    adjacent[static_cast<std::size_t>(link.to)].emplace_back(link.from, static_cast<int>(l));
+  }
+  int first_gpu = -1;
+  for (std::size_t v = 0; v < vertices.size() && first_gpu < 0; ++v) {
+    if (vertices[v].rank == 0) first_gpu = static_cast<int>(v);
+  }
+  std::vector<std::vector<bool>> sets;
+  for (std::size_t l = 0; l < links.size() && first_gpu >= 0; ++l) {
+    const predict::Link& cut = links[l];
+    if (adjacent[static_cast<std::size_t>(cut.from)].empty() || cut.from > cut.to) continue;
+    // The GPUs reached from rank 0 without crossing this link (either way).
+    std::vector<bool> seen(vertices.size(), false);
+    std::vector<int> stack{first_gpu};
+    seen[static_cast<std::size_t>(first_gpu)] = true;
+    while (!stack.empty()) {
+      const int v = stack.back();
+      stack.pop_back();
+      for (const auto& [w, via] : adjacent[static_cast<std::size_t>(v)]) {
+        const predict::Link& other = links[static_cast<std::size_t>(via)];
+        const bool same = (other.from == cut.from && other.to == cut.to) ||
+                          (other.from == cut.to && other.to == cut.from);
+        if (same || seen[static_cast<std::size_t>(w)]) continue;
+        seen[static_cast<std::size_t>(w)] = true;
+        stack.push_back(w);
+      }
+    }
+    std::vector<bool> inside(static_cast<std::size_t>(n), false);
+    int count = 0;
+    for (std::size_t v = 0; v < vertices.size(); ++v) {
+      if (seen[v] && vertices[v].rank >= 0) {
+        inside[static_cast<std::size_t>(vertices[v].rank)] = true;
+        ++count;
+      }
+    }
+    if (count > 1 && count < topology.gpus_per_node() &&
+        std::find(sets.begin(), sets.end(), inside) == sets.end()) {
+      sets.push_back(std::move(inside));
+    }
+  }
+  return sets;
+}
+
 // Alltoall: a set S of s GPUs takes s (N - s) M / N bytes in and sends as many out; the time is
 // at least that over the max-flow into (out of) S, for the sets tried.
 Bound alltoall_bound(const predict::Topology& topology) {
@@ -139,6 +199,7 @@ Bound alltoall_bound(const predict::Topology& topology) {
     s[static_cast<std::size_t>(r)] = true;
     sets.push_back(std::move(s));
   }
+  for (std::vector<bool>& s : bridge_sets(topology)) sets.push_back(std::move(s));
   if (topology.nodes() > 1) {
     for (int count : {1, topology.nodes() / 2}) {
       std::vector<bool> s(static_cast<std::size_t>(n), false);

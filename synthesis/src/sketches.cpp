@@ -243,4 +243,66 @@ Sketch alltoall_sketch(const predict::Topology& topology, bool rails, int channe
   return s;
 }
 
+Sketch alltoall_routed(const predict::Topology& topology, int channels) {
+  Sketch s;
+  s.collective = ir::Collective::AllToAll;
+  s.ranks = topology.ranks();
+  s.pieces = channels;
+  s.channels = channels;
+  s.name = fmt::format("synth_routed_c{}", channels);
+  const auto& links = topology.links();
+  // Time each link is busy so far, per byte of a piece: a piece's path is the one whose busiest
+  // link ends least busy, direct or through one relaying GPU of the source's or the
+  // destination's node; ties go to the fewer hops.
+  std::vector<double> busy(links.size(), 0);
+  const int gpus = topology.gpus_per_node();
+  auto finish = [&](int from, int to, double worst) {
+    for (int l : topology.route(from, to)) {
+      worst = std::max(worst, busy[static_cast<std::size_t>(l)] +
+                                  1 / links[static_cast<std::size_t>(l)].bandwidth_gbs);
+    }
+    return worst;
+  };
+  auto take = [&](int from, int to) {
+    for (int l : topology.route(from, to)) {
+      busy[static_cast<std::size_t>(l)] += 1 / links[static_cast<std::size_t>(l)].bandwidth_gbs;
+    }
+  };
+  for (int c = 0; c < channels; ++c) {
+    for (int d = 1; d < s.ranks; ++d) {
+      for (int src = 0; src < s.ranks; ++src) {
+        const int dst = (src + d) % s.ranks;
+        int relay = -1;
+        double best = finish(src, dst, 0);
+        for (const int node : {src / gpus, dst / gpus}) {
+          for (int g = 0; g < gpus; ++g) {
+            const int r = node * gpus + g;
+            if (r == src || r == dst) continue;
+            const double via = finish(r, dst, finish(src, r, 0));
+            if (via < best * (1 - 1e-9)) {
+              best = via;
+              relay = r;
+            }
+          }
+          if (src / gpus == dst / gpus) break;
+        }
+        Route route;
+        route.root = src;
+        route.piece = dst * channels + c;
+        if (relay < 0) {
+          take(src, dst);
+          route.hops.push_back({src, dst, c});
+        } else {
+          take(src, relay);
+          take(relay, dst);
+          route.hops.push_back({src, relay, c});
+          route.hops.push_back({relay, dst, c});
+        }
+        s.routes.push_back(std::move(route));
+      }
+    }
+  }
+  return s;
+}
+
 }  // namespace weft::synthesis

@@ -51,6 +51,7 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     int wide = 2;
     while (wide < 16 && wide * channel_gbs * std::max(1, gpus - 1) / 2 < egress) wide *= 2;
     out.push_back({alltoall_sketch(topology, false, wide), ir::Protocol::Simple});
+    out.push_back({alltoall_routed(topology, wide), ir::Protocol::Simple});
     if (topology.nodes() > 1 && topology.gpus_per_node() > 1) {
       out.push_back({alltoall_sketch(topology, true, 1), ir::Protocol::Simple});
     }

@@ -20,8 +20,9 @@
 //                  symmetric machine it equals reduce-scatter's bound plus allgather's; on an
 //                  uneven one it is lower, as a weak GPU may be a leaf of every tree;
 //   alltoall       every set S sends |S|(N - |S|) M / N² · N bytes out and takes as many in:
-//                  the best of the single GPUs, the nodes and half of the nodes (a lower bound,
-//                  not always the tightest cut).
+//                  the best of the single GPUs, the sets of GPUs one link of a node separates
+//                  (below a PCIe switch, behind a socket link), the nodes and half of the nodes
+//                  (a lower bound, not always the tightest cut).
 #pragma once
 
 #include <cstdint>

@@ -68,4 +68,10 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
 // piece crosses the network between rail peers only.
 Sketch alltoall_sketch(const predict::Topology& topology, bool rails, int channels);
 
+// Alltoall routed over the links (a greedy multi-commodity flow): every piece goes straight to its
+// destination or through one relaying GPU of either end's node, whichever leaves the busiest
+// link on its way least busy, so that pairs a slow route joins (PCIe between GPUs without an
+// NVLink, a shared NIC) relay through GPUs where that pays.
+Sketch alltoall_routed(const predict::Topology& topology, int channels);
+
 }  // namespace weft::synthesis
