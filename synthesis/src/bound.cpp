@@ -41,7 +41,8 @@ std::string describe_cut(const predict::Topology& topology, const std::vector<bo
   const char* way = reversed ? "out of" : "into";
   if (ranks.size() == 1) return fmt::format("the links {} {}", way, gpu_name(topology, ranks[0]));
   const int per_node = topology.gpus_per_node();
-  if (topology.nodes() > 1 && !ranks.empty() && ranks.size() % static_cast<std::size_t>(per_node) == 0) {
+  if (topology.nodes() > 1 && !ranks.empty() &&
+      ranks.size() % static_cast<std::size_t>(per_node) == 0) {
     std::vector<int> nodes;
     bool whole = true;
     for (std::size_t i = 0; i < ranks.size() && whole; i += static_cast<std::size_t>(per_node)) {
@@ -52,7 +53,8 @@ std::string describe_cut(const predict::Topology& topology, const std::vector<bo
       nodes.push_back(node);
     }
     if (whole && nodes.size() == 1) return fmt::format("the links {} node {}", way, nodes[0]);
-    if (whole) return fmt::format("the links {} {} of the {} nodes", way, nodes.size(), topology.nodes());
+    if (whole)
+      return fmt::format("the links {} {} of the {} nodes", way, nodes.size(), topology.nodes());
   }
   std::string list;
   for (std::size_t i = 0; i < ranks.size() && i < 8; ++i) {
@@ -85,8 +87,7 @@ TreeRate tree_rate(const predict::Topology& topology, bool reversed) {
   }
   if (!(hi > 0)) {
     throw std::invalid_argument(fmt::format("{} has no links {} the other GPUs",
-                                            gpu_name(topology, weakest),
-                                            reversed ? "to" : "from"));
+                                            gpu_name(topology, weakest), reversed ? "to" : "from"));
   }
   std::vector<bool> cut(static_cast<std::size_t>(n), false);
   cut[static_cast<std::size_t>(weakest)] = true;
@@ -98,7 +99,8 @@ TreeRate tree_rate(const predict::Topology& topology, bool reversed) {
       std::vector<bool> side;
       const double flow = graph.max_flow(&side);
       graph.set_sink(v, 0);
-      if (flow < n * x * (1 - 1e-9)) {
+      // Flows are whole kB/s (flow_graph.h): each of the n source arcs may round by half of one.
+      if (flow < n * x * (1 - 1e-9) - n * 1e-6) {
         // Check this GPU first next time: a cut that fails once tends to fail again.
         std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(i),
                     order.begin() + static_cast<std::ptrdiff_t>(i) + 1);
@@ -203,7 +205,8 @@ Bound alltoall_bound(const predict::Topology& topology) {
   if (topology.nodes() > 1) {
     for (int count : {1, topology.nodes() / 2}) {
       std::vector<bool> s(static_cast<std::size_t>(n), false);
-      for (int r = 0; r < count * topology.gpus_per_node(); ++r) s[static_cast<std::size_t>(r)] = true;
+      for (int r = 0; r < count * topology.gpus_per_node(); ++r)
+        s[static_cast<std::size_t>(r)] = true;
       sets.push_back(std::move(s));
     }
   }
@@ -243,8 +246,8 @@ double flow_into(FlowGraph& graph, const std::vector<bool>& inside) {
 // Allreduce (Patarasuk and Yuan's argument, per grouping of the GPUs): with the GPUs in k groups,
 // every element's k partial values must cross between groups k - 1 times to be reduced and its
 // sum k - 1 times to reach every group, so the groups together take in 2 (k - 1) M bytes at least,
-// through the sum of their capacities in (and send as many out). Groupings: single GPUs, and
-// nodes. Besides, any one set of GPUs takes in M (the others' partial sum) and sends M out. On a
+// through the sum of their capacities in (and send as many out). Groupings: single GPUs, nodes,
+// and a set one link of a node separates with the rest. Besides, any one set of GPUs takes in M (the others' partial sum) and sends M out. On a
 // symmetric machine this is the reduce-scatter plus allgather bound; where links are uneven it is
 // lower, because a weak GPU need not take its full share (a leaf of every tree takes M in and
 // sends M out).
@@ -270,7 +273,8 @@ Bound allreduce_bound(const predict::Topology& topology) {
       s[static_cast<std::size_t>(r)] = true;
       const double flow = flow_into(graph, s);
       if (!(flow > 0)) {
-        throw std::invalid_argument(fmt::format("{} has no path {} it", gpu_name(topology, r), way));
+        throw std::invalid_argument(
+            fmt::format("{} has no path {} it", gpu_name(topology, r), way));
       }
       total += flow;
       consider(1 / flow, describe_cut(topology, s, reversed));
@@ -285,6 +289,15 @@ Bound allreduce_bound(const predict::Topology& topology) {
       consider(2.0 * (nodes - 1) / (nodes * flow),
                fmt::format("the links {} every node, together", way));
     }
+  }
+  // Two groups, a set one link of a node separates and the rest: 2 M cross between them (the
+  // sockets of a PCIe machine).
+  FlowGraph in(topology, false);
+  FlowGraph out(topology, true);
+  for (const std::vector<bool>& s : bridge_sets(topology)) {
+    const double into = flow_into(in, s);
+    const double out_of = flow_into(out, s);
+    consider(2 / (into + out_of), fmt::format("{}, both ways", describe_cut(topology, s, false)));
   }
   bound.algbw_gbs = 1 / worst;
   return bound;

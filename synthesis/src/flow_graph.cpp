@@ -3,6 +3,8 @@
 #include <lemon/preflow.h>
 #include <lemon/smart_graph.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -13,16 +15,24 @@
 namespace weft::synthesis::detail {
 
 using Digraph = lemon::SmartDigraph;
+// Capacities in whole kB/s: LEMON's tolerance for integers is exact and needs no library, and a
+// kB/s is far below what any bound resolves.
+using Capacity = long long;
+constexpr double kScale = 1e6;  // per GB/s
+
+Capacity scaled(double gbs) {
+  return static_cast<Capacity>(std::llround(std::min(gbs, kUnbounded) * kScale));
+}
 
 struct FlowGraph::Impl {
   Digraph graph;
-  Digraph::ArcMap<double> capacity{graph};
+  Digraph::ArcMap<Capacity> capacity{graph};
   Digraph::Node source;
   Digraph::Node sink;
-  std::vector<Digraph::Node> gpu;          // per rank
-  std::vector<Digraph::Arc> source_arc;    // per rank
-  std::vector<Digraph::Arc> sink_arc;      // per rank
-  std::vector<double> ingress;             // per rank
+  std::vector<Digraph::Node> gpu;        // per rank
+  std::vector<Digraph::Arc> source_arc;  // per rank
+  std::vector<Digraph::Arc> sink_arc;    // per rank
+  std::vector<double> ingress;           // per rank
 };
 
 FlowGraph::FlowGraph(const predict::Topology& topology, bool reversed)
@@ -38,8 +48,8 @@ FlowGraph::FlowGraph(const predict::Topology& topology, bool reversed)
       if (a == b) continue;
       const auto route = topology.route(a, b);
       if (route.empty()) {
-        throw std::invalid_argument(
-            fmt::format("no route from rank {} to rank {} in topology '{}'", a, b, topology.name()));
+        throw std::invalid_argument(fmt::format("no route from rank {} to rank {} in topology '{}'",
+                                                a, b, topology.name()));
       }
       for (std::size_t i = 0; i < route.size(); ++i) {
         used[static_cast<std::size_t>(route[i])] = true;
@@ -66,8 +76,8 @@ FlowGraph::FlowGraph(const predict::Topology& topology, bool reversed)
     }
     for (int in : in_links[v]) {
       for (int out : out_links[v]) {
-        const bool u_turn = links[static_cast<std::size_t>(in)].from ==
-                            links[static_cast<std::size_t>(out)].to;
+        const bool u_turn =
+            links[static_cast<std::size_t>(in)].from == links[static_cast<std::size_t>(out)].to;
         if (!u_turn && !turns.contains({in, out})) expanded[v] = true;
       }
     }
@@ -124,7 +134,7 @@ FlowGraph::FlowGraph(const predict::Topology& topology, bool reversed)
     impl_->source_arc.push_back(g.addArc(impl_->source, impl_->gpu[static_cast<std::size_t>(r)]));
     impl_->sink_arc.push_back(g.addArc(impl_->gpu[static_cast<std::size_t>(r)], impl_->sink));
   }
-  for (const auto& [arc, capacity] : arcs) impl_->capacity[arc] = capacity;
+  for (const auto& [arc, capacity] : arcs) impl_->capacity[arc] = scaled(capacity);
   for (int r = 0; r < ranks; ++r) {
     impl_->capacity[impl_->source_arc[static_cast<std::size_t>(r)]] = 0;
     impl_->capacity[impl_->sink_arc[static_cast<std::size_t>(r)]] = 0;
@@ -138,11 +148,11 @@ int FlowGraph::ranks() const {
 }
 
 void FlowGraph::set_source(int rank, double capacity) {
-  impl_->capacity[impl_->source_arc.at(static_cast<std::size_t>(rank))] = capacity;
+  impl_->capacity[impl_->source_arc.at(static_cast<std::size_t>(rank))] = scaled(capacity);
 }
 
 void FlowGraph::set_sink(int rank, double capacity) {
-  impl_->capacity[impl_->sink_arc.at(static_cast<std::size_t>(rank))] = capacity;
+  impl_->capacity[impl_->sink_arc.at(static_cast<std::size_t>(rank))] = scaled(capacity);
 }
 
 double FlowGraph::ingress(int rank) const {
@@ -150,8 +160,8 @@ double FlowGraph::ingress(int rank) const {
 }
 
 double FlowGraph::max_flow(std::vector<bool>* sink_side) const {
-  lemon::Preflow<Digraph, Digraph::ArcMap<double>> preflow(impl_->graph, impl_->capacity,
-                                                           impl_->source, impl_->sink);
+  lemon::Preflow<Digraph, Digraph::ArcMap<Capacity>> preflow(impl_->graph, impl_->capacity,
+                                                             impl_->source, impl_->sink);
   preflow.runMinCut();
   if (sink_side) {
     sink_side->assign(impl_->gpu.size(), false);
@@ -159,7 +169,7 @@ double FlowGraph::max_flow(std::vector<bool>* sink_side) const {
       (*sink_side)[r] = !preflow.minCut(impl_->gpu[r]);
     }
   }
-  return preflow.flowValue();
+  return static_cast<double>(preflow.flowValue()) / kScale;
 }
 
 }  // namespace weft::synthesis::detail

@@ -39,7 +39,8 @@ class FlowGraph {
   std::unique_ptr<Impl> impl_;
 };
 
-// An effectively unbounded capacity (GB/s).
-inline constexpr double kUnbounded = 1e12;
+// An effectively unbounded capacity (GB/s): above any cut, and, summed over a thousand GPUs'
+// arcs, still within the integer capacities the flows are computed in.
+inline constexpr double kUnbounded = 1e9;
 
 }  // namespace weft::synthesis::detail

@@ -165,7 +165,7 @@ std::vector<std::vector<BroadcastPath>> pack_paths(const predict::Topology& topo
       const auto route =
           topology.route(ranks[static_cast<std::size_t>(a)], ranks[static_cast<std::size_t>(b)]);
       hops.links[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)].assign(route.begin(),
-                                                                                 route.end());
+                                                                                  route.end());
     }
   }
   // First over every Hamiltonian path, which spreads each root's data over many of them; then,
@@ -180,7 +180,8 @@ std::vector<std::vector<BroadcastPath>> pack_paths(const predict::Topology& topo
     for (const auto& [order, rate] : spread[static_cast<std::size_t>(root)]) {
       ranked.emplace_back(rate, order);
     }
-    std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::sort(ranked.begin(), ranked.end(),
+              [](const auto& a, const auto& b) { return a.first > b.first; });
     for (std::size_t i = 0; i < ranked.size() && static_cast<int>(i) < most; ++i) {
       kept[static_cast<std::size_t>(root)].push_back(ranked[i].second);
     }

@@ -109,8 +109,13 @@ std::vector<NodeRing> pack_rings(const predict::Topology& topology, const std::v
   remaining.reserve(topology.links().size());
   for (const predict::Link& link : topology.links()) remaining.push_back(link.bandwidth_gbs);
   while (static_cast<int>(rings.size()) < max_rings) {
-    Search search{topology, ranks, Usage(topology, remaining), {ranks.front()},
-                  std::vector<bool>(ranks.size(), false), {}, 0};
+    Search search{topology,
+                  ranks,
+                  Usage(topology, remaining),
+                  {ranks.front()},
+                  std::vector<bool>(ranks.size(), false),
+                  {},
+                  0};
     search.visited[0] = true;
     if (ranks.size() <= 9) {
       search.extend(std::numeric_limits<double>::infinity());

@@ -45,8 +45,7 @@ void allgather(dsl::Program& p, const Sketch& s, bool in_place) {
   for (const Route& route : s.routes) {
     const int k = route.root * c + route.piece;
     for (const Hop& hop : route.hops) {
-      p.chunk(hop.from, dsl::output, k, route.count)
-          .copy(hop.to, dsl::output, k, on(hop.channel));
+      p.chunk(hop.from, dsl::output, k, route.count).copy(hop.to, dsl::output, k, on(hop.channel));
     }
   }
 }

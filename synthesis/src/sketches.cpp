@@ -11,8 +11,9 @@ namespace weft::synthesis {
 namespace {
 
 // Lanes over paths or rings of these widths, `lane_gbs` wide at most (0: one per path; below 0:
-// `most` of them, nearly equal), no more than `most`: where more are wanted, the lanes go to the widest in proportion to their widths
-// (each next lane to the one with the most width per lane), and those given none are left out.
+// `most` of them, nearly equal), no more than `most`: where more are wanted, the lanes go to the
+// widest in proportion to their widths (each next lane to the one with the most width per lane),
+// and those given none are left out.
 std::vector<Lane> lanes_of(const std::vector<double>& widths, double lane_gbs, int most) {
   std::vector<int> copies(widths.size(), 1);
   int wanted = 0;
@@ -110,7 +111,8 @@ int lane_pieces(const std::vector<double>& widths, double lane_gbs, int most_lan
 }
 
 int plan_pieces(const NodePlan& plan, Within within, double lane_gbs, int most_lanes, int most) {
-  if (within == Within::Rings) return lane_pieces(widths_of(plan.rings), lane_gbs, most_lanes, most);
+  if (within == Within::Rings)
+    return lane_pieces(widths_of(plan.rings), lane_gbs, most_lanes, most);
   int pieces = 1;
   for (const auto& paths : plan.paths) {
     pieces = std::max(pieces, lane_pieces(widths_of(paths), lane_gbs, most_lanes, most));
@@ -128,7 +130,8 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
   s.pieces = shape.pieces;
   Within within = shape.within;
   if (within == Within::Rings && plan.rings.empty()) within = Within::Direct;
-  if (within == Within::Paths && static_cast<int>(plan.paths.size()) != gpus) within = Within::Direct;
+  if (within == Within::Paths && static_cast<int>(plan.paths.size()) != gpus)
+    within = Within::Direct;
   const int most_lanes = std::max(1, shape.most_channels / gpus);
   // Per local origin: the orders its lanes follow (ranks of node 0) and the lanes.
   std::vector<std::vector<const std::vector<int>*>> orders(static_cast<std::size_t>(gpus));
@@ -138,26 +141,28 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
     if (within == Within::Rings) {
       mine = ring_lanes(widths_of(plan.rings), shape.lane_gbs, most_lanes, shape.pieces);
       for (const Lane& l : mine) {
-        orders[static_cast<std::size_t>(g)].push_back(&plan.rings[static_cast<std::size_t>(l.ring)].order);
+        orders[static_cast<std::size_t>(g)].push_back(
+            &plan.rings[static_cast<std::size_t>(l.ring)].order);
       }
     } else {
       const auto& paths = plan.paths[static_cast<std::size_t>(g)];
       mine = ring_lanes(widths_of(paths), shape.lane_gbs, most_lanes, shape.pieces);
       for (const Lane& l : mine) {
-        orders[static_cast<std::size_t>(g)].push_back(&paths[static_cast<std::size_t>(l.ring)].order);
+        orders[static_cast<std::size_t>(g)].push_back(
+            &paths[static_cast<std::size_t>(l.ring)].order);
       }
     }
   }
   std::size_t lane_count = 0;
   for (const auto& mine : lanes) lane_count = std::max(lane_count, mine.size());
   s.channels = within == Within::Direct ? shape.pieces : static_cast<int>(lane_count) * gpus;
-  const std::string how = within == Within::Direct ? std::string("direct")
+  const std::string how = within == Within::Direct  ? std::string("direct")
                           : within == Within::Rings ? fmt::format("rings_l{}", lane_count)
                                                     : fmt::format("paths_l{}", lane_count);
-  s.name = nodes > 1 ? fmt::format("synth_{}_{}_p{}",
-                                   shape.across == Across::Direct ? "rails" : "chain", how,
-                                   shape.pieces)
-                     : fmt::format("synth_{}_p{}", how, shape.pieces);
+  s.name = nodes > 1
+               ? fmt::format("synth_{}_{}_p{}", shape.across == Across::Direct ? "rails" : "chain",
+                             how, shape.pieces)
+               : fmt::format("synth_{}_p{}", how, shape.pieces);
   auto rank = [&](int node, int gpu) { return node * gpus + gpu; };
   for (int root = 0; root < s.ranks; ++root) {
     const int home = root / gpus;

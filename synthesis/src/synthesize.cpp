@@ -44,7 +44,8 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     const int gpus = topology.gpus_per_node();
     double egress = 0;
     for (const predict::Link& l : topology.links()) {
-      if (l.type != predict::LinkType::Memory && topology.vertices()[static_cast<std::size_t>(l.from)].rank == 0) {
+      if (l.type != predict::LinkType::Memory &&
+          topology.vertices()[static_cast<std::size_t>(l.from)].rank == 0) {
         egress += l.bandwidth_gbs;
       }
     }
@@ -70,8 +71,8 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     int lanes_pow2 = 1;
     while (lanes_pow2 * 2 <= most_lanes) lanes_pow2 *= 2;
     const double lane_gbs = within == Within::Rings ? channel_gbs * gpus / 4 : -1;
-    const int pieces = within == Within::Rings ? plan_pieces(plan, within, lane_gbs, most_lanes, 64)
-                                               : lanes_pow2;
+    const int pieces =
+        within == Within::Rings ? plan_pieces(plan, within, lane_gbs, most_lanes, 64) : lanes_pow2;
     TreeShape bandwidth{within, Across::Direct, pieces, lane_gbs, most_channels};
     out.push_back({tree_sketch(topology, collective, plan, bandwidth), ir::Protocol::Simple});
     if (topology.nodes() > 2) {
@@ -104,7 +105,7 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
 }
 
 // Sizes every sketch divides: a whole number of 16-byte elements in each of up to 64 pieces of
-// every rank's block. Powers of two already are where the rank count is one; with 6 ranks,
+// every rank's block. Powers of two already are on a power of two of ranks; with 6 ranks,
 // 64 MB becomes 67,107,840 bytes. Smaller sizes stay (sketches that do not divide them sit out).
 std::vector<std::uint64_t> sizes_for(const std::vector<std::uint64_t>& sizes, int ranks) {
   const std::uint64_t granule = static_cast<std::uint64_t>(ranks) * 64 * 16;
@@ -167,10 +168,12 @@ std::string time_or_dash(double us) {
 
 namespace {
 
-const ir::LimitsProfile& profile_or_throw(const std::string& name, std::optional<ir::LimitsProfile>& slot) {
-  slot = ir::limits_by_name(name);
-  if (!slot) throw std::invalid_argument(fmt::format("'{}' is not a limits profile (msccl, weft)", name));
-  return *slot;
+ir::LimitsProfile profile_or_throw(const std::string& name) {
+  const std::optional<ir::LimitsProfile> profile = ir::limits_by_name(name);
+  if (!profile) {
+    throw std::invalid_argument(fmt::format("'{}' is not a limits profile (msccl, weft)", name));
+  }
+  return *profile;
 }
 
 // The node's rings and paths (none for alltoall, which needs no trees).
@@ -188,8 +191,7 @@ std::vector<tuning::Candidate> compile_variants(const predict::Topology& topolog
                                                 const SynthesisRequest& request,
                                                 const NodePlan& plan,
                                                 std::vector<std::string>& rejected) {
-  std::optional<ir::LimitsProfile> limits;
-  const int most_channels = profile_or_throw(request.profile, limits).max_channels;
+  const int most_channels = profile_or_throw(request.profile).max_channels;
   std::vector<tuning::Candidate> out;
   for (const Variant& v : variants(topology, request.collective, plan, most_channels)) {
     const std::string name = fmt::format("{} {}", v.sketch.name, ir::to_string(v.protocol));
@@ -227,8 +229,7 @@ std::vector<tuning::Candidate> synthesized_candidates(const predict::Topology& t
 Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& request,
                      std::vector<tuning::Candidate> others) {
   if (request.sizes.empty()) throw std::invalid_argument("no sizes to synthesize for");
-  std::optional<ir::LimitsProfile> limits;
-  (void)profile_or_throw(request.profile, limits);
+  (void)profile_or_throw(request.profile);
   Synthesis s;
   auto started = Clock::now();
   s.bound = bandwidth_bound(topology, request.collective);

@@ -99,19 +99,19 @@ TEST_CASE("A tree sketch hands each piece on only from a rank that holds it") {
   plan.paths = pack_paths(t, node0, 4);
   for (const Within within : {Within::Rings, Within::Paths, Within::Direct}) {
     for (const Across across : {Across::Direct, Across::Chain}) {
-    TreeShape shape{within, across, 2, 0, 64};
-    const Sketch s = tree_sketch(t, ir::Collective::AllGather, plan, shape);
-    CHECK(s.routes.size() >= static_cast<std::size_t>(t.ranks()));
-    for (const Route& r : s.routes) {
-      std::vector<bool> holds(static_cast<std::size_t>(t.ranks()), false);
-      holds[static_cast<std::size_t>(r.root)] = true;
-      for (const Hop& h : r.hops) {
-        CHECK(holds[static_cast<std::size_t>(h.from)]);
-        CHECK_FALSE(holds[static_cast<std::size_t>(h.to)]);
-        holds[static_cast<std::size_t>(h.to)] = true;
+      TreeShape shape{within, across, 2, 0, 64};
+      const Sketch s = tree_sketch(t, ir::Collective::AllGather, plan, shape);
+      CHECK(s.routes.size() >= static_cast<std::size_t>(t.ranks()));
+      for (const Route& r : s.routes) {
+        std::vector<bool> holds(static_cast<std::size_t>(t.ranks()), false);
+        holds[static_cast<std::size_t>(r.root)] = true;
+        for (const Hop& h : r.hops) {
+          CHECK(holds[static_cast<std::size_t>(h.from)]);
+          CHECK_FALSE(holds[static_cast<std::size_t>(h.to)]);
+          holds[static_cast<std::size_t>(h.to)] = true;
+        }
+        CHECK(std::count(holds.begin(), holds.end(), true) == t.ranks());
       }
-      CHECK(std::count(holds.begin(), holds.end(), true) == t.ranks());
-    }
     }
   }
 }

@@ -6,8 +6,8 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <stdexcept>
@@ -47,10 +47,9 @@ struct SynthesizeArgs {
 int synthesize(const SynthesizeArgs& args) {
   const auto started = std::chrono::steady_clock::now();
   const auto collective = ir::parse_collective(args.collective);
-  if (!collective || (*collective != ir::Collective::AllGather &&
-                      *collective != ir::Collective::ReduceScatter &&
-                      *collective != ir::Collective::AllReduce &&
-                      *collective != ir::Collective::AllToAll)) {
+  if (!collective ||
+      (*collective != ir::Collective::AllGather && *collective != ir::Collective::ReduceScatter &&
+       *collective != ir::Collective::AllReduce && *collective != ir::Collective::AllToAll)) {
     throw CLI::ValidationError(
         "--collective",
         fmt::format("'{}': synthesis covers allgather, reducescatter, allreduce and alltoall",
@@ -128,7 +127,8 @@ int synthesize(const SynthesizeArgs& args) {
     for (std::size_t i = 0; i < result.synthesized; ++i) {
       const tuning::Candidate& c = result.candidates[i];
       std::string file;
-      for (char ch : c.name) file += std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' ? ch : '_';
+      for (char ch : c.name)
+        file += std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' ? ch : '_';
       std::string error;
       if (!ir::write_text_file(fmt::format("{}/{}.xml", dir, file), ir::write_xml(c.algorithm),
                                &error)) {
@@ -176,7 +176,8 @@ void add_synthesize_command(CLI::App& app, int& exit_code) {
                   "Limits profile every file fits: weft (default) or msccl (also runs on MSCCL "
                   "and RCCL)")
       ->check(CLI::IsMember({"msccl", "weft"}));
-  cmd->add_flag("--in-place", args->in_place, "Synthesize for in-place calls (default: out of place)");
+  cmd->add_flag("--in-place", args->in_place,
+                "Synthesize for in-place calls (default: out of place)");
   cmd->add_flag("--library", args->library,
                 "Let the library's algorithms contend too (slower: each is compiled and proved)");
   cmd->add_flag("--no-nccl", args->no_nccl, "Leave NCCL's own algorithms out");

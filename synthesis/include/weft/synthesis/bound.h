@@ -12,7 +12,8 @@
 //                  bandwidth into S, found exactly by max-flow (the condition of Edmonds'
 //                  arborescence packing, as ForestColl uses it);
 //   reducescatter  the same on the reversed links (what leaves S);
-//   allreduce      with the GPUs in k groups (single GPUs; nodes), the groups together take
+//   allreduce      with the GPUs in k groups (single GPUs; nodes; a set one link of a node
+//                  separates, and the rest), the groups together take
 //                  in 2 (k - 1) M bytes at least (Patarasuk and Yuan: every element's k partial
 //                  values cross k - 1 times to be reduced, its sum k - 1 times to be spread),
 //                  over the sum of their capacities in (and out); and any one set takes in and

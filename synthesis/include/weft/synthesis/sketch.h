@@ -38,7 +38,7 @@ struct Sketch {
   std::string name;  // "rings 3 c12", "rails direct + node rings", ...
   ir::Collective collective = ir::Collective::AllGather;
   int ranks = 0;
-  int pieces = 1;  // pieces per rank's block
+  int pieces = 1;    // pieces per rank's block
   int channels = 1;  // the hops' channels are below this (allreduce's gather adds it to them)
   std::vector<Route> routes;
 };

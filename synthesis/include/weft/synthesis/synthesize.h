@@ -30,10 +30,10 @@ struct SynthesisRequest {
 
 struct Synthesis {
   Bound bound;
-  NodePlan plan;                               // node 0's rings and paths
-  std::vector<tuning::Candidate> candidates;   // synthesized and proved, then the caller's others
-  std::size_t synthesized = 0;                 // the first this many of them are synthesized
-  std::vector<std::string> rejected;           // sketches that did not compile or prove, with why
+  NodePlan plan;                              // node 0's rings and paths
+  std::vector<tuning::Candidate> candidates;  // synthesized and proved, then the caller's others
+  std::size_t synthesized = 0;                // the first this many of them are synthesized
+  std::vector<std::string> rejected;          // sketches that did not compile or prove, with why
   tuning::Tuning tuning;
   double bound_seconds = 0;
   double compile_seconds = 0;  // sketches → programs → compiled and proved

@@ -145,7 +145,7 @@ struct TopologyRequest {
   std::string source;     // a preset's name (presets.h) or the path of an NCCL topology XML
   int nodes = 1;          // copies of the machine, joined through their NICs by one network
   int gpus_per_node = 0;  // 0: every GPU the source has; else at most that many, the first ones
-  std::vector<GpuLinkEdit> link_edits;  // applied to the machine, so to every node alike
+  std::vector<GpuLinkEdit> link_edits{};  // applied to the machine, so to every node alike
 };
 
 struct TopologyResult {
