@@ -7,16 +7,27 @@
 # (bound, rings and paths, sketches compiled and proved), the seconds the whole command took (the
 # predictions included) and its peak memory. Predicted by Weft's simulator, not measured.
 #
-#   scripts/bench-synthesis.sh [--quick] [WEFTC]     (WEFTC default: build/compiler/weftc)
+#   scripts/bench-synthesis.sh [--quick] [--only REGEX] [--no-header] [WEFTC]
+#                                                    (WEFTC default: build/compiler/weftc)
 #
-# --quick runs the single-node machines only. The Azure topology files are read from
+# --quick runs the single-node machines only; --only those whose name matches REGEX (several
+# runs side by side, one per core, each with --no-header after the first). The Azure topology files are read from
 # ../shared/topologies; machines that need them are left out, said so, when they are absent.
 # At 1,024 GPUs only the bound is computed (--bound-only): predicting sketches of that size takes
 # the simulator longer than this script allows.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 quick=0
-if [ "${1:-}" = "--quick" ]; then quick=1; shift; fi
+only=""
+header=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1; shift ;;
+    --only) only=$2; shift 2 ;;
+    --no-header) header=0; shift ;;
+    *) break ;;
+  esac
+done
 weftc=${1:-$root/build/compiler/weftc}
 [ -x "$weftc" ] || { echo "bench-synthesis: no weftc at $weftc (build it first)" >&2; exit 2; }
 "$weftc" synthesize --help >/dev/null 2>&1 ||
@@ -48,10 +59,11 @@ fi
 # Prints the table cell for column $2 (1-based) of the row of size $3 in the printed table $1.
 cell() { awk -v size="$3" -v col="$2" '$1 == size { print $col; exit }' "$1"; }
 
-echo "| machine | ranks | collective | bound algbw (GB/s) | 64 MB | 1 GB | NCCL's model, 1 GB | vs NCCL, 1 GB | library's best, 1 GB | synthesis (s) | command (s) | peak memory (MB) |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+[ $header = 1 ] && echo "| machine | ranks | collective | bound algbw (GB/s) | 64 MB | 1 GB | NCCL's model, 1 GB | vs NCCL, 1 GB | library's best, 1 GB | synthesis (s) | command (s) | peak memory (MB) |"
+[ $header = 1 ] && echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for entry in "${machines[@]}"; do
   name=${entry%%|*}
+  if [ -n "$only" ] && ! [[ "$name" =~ $only ]]; then continue; fi
   read -r -a args <<<"${entry#*|}"
   if [[ "${entry#*|}" == *"$azure"* ]] && [ ! -d "$azure" ]; then
     echo "| $name | | | left out: $azure is absent | | | | | | | | |"
