@@ -247,10 +247,10 @@ double flow_into(FlowGraph& graph, const std::vector<bool>& inside) {
 // every element's k partial values must cross between groups k - 1 times to be reduced and its
 // sum k - 1 times to reach every group, so the groups together take in 2 (k - 1) M bytes at least,
 // through the sum of their capacities in (and send as many out). Groupings: single GPUs, nodes,
-// and a set one link of a node separates with the rest. Besides, any one set of GPUs takes in M (the others' partial sum) and sends M out. On a
-// symmetric machine this is the reduce-scatter plus allgather bound; where links are uneven it is
-// lower, because a weak GPU need not take its full share (a leaf of every tree takes M in and
-// sends M out).
+// and a set one link of a node separates with the rest. Besides, any one set of GPUs takes in M
+// (the others' partial sum) and sends M out. On a symmetric machine this is the reduce-scatter plus
+// allgather bound; where links are uneven it is lower, because a weak GPU need not take its full
+// share (a leaf of every tree takes M in and sends M out).
 Bound allreduce_bound(const predict::Topology& topology) {
   const int n = topology.ranks();
   const int nodes = topology.nodes();
@@ -264,8 +264,11 @@ Bound allreduce_bound(const predict::Topology& topology) {
       bound.cut = std::move(cut);
     }
   };
+  // Built once each: building walks every route between two GPUs.
+  FlowGraph in(topology, false);
+  FlowGraph out(topology, true);
   for (const bool reversed : {false, true}) {
-    FlowGraph graph(topology, reversed);
+    FlowGraph& graph = reversed ? out : in;
     const char* way = reversed ? "out of" : "into";
     double total = 0;
     for (int r : ranks) {
@@ -292,8 +295,6 @@ Bound allreduce_bound(const predict::Topology& topology) {
   }
   // Two groups, a set one link of a node separates and the rest: 2 M cross between them (the
   // sockets of a PCIe machine).
-  FlowGraph in(topology, false);
-  FlowGraph out(topology, true);
   for (const std::vector<bool>& s : bridge_sets(topology)) {
     const double into = flow_into(in, s);
     const double out_of = flow_into(out, s);

@@ -232,7 +232,7 @@ Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& 
   (void)profile_or_throw(request.profile);
   Synthesis s;
   auto started = Clock::now();
-  s.bound = bandwidth_bound(topology, request.collective);
+  s.bound = request.bound ? *request.bound : bandwidth_bound(topology, request.collective);
   s.plan = plan_node(topology, request.collective);
   s.bound_seconds = seconds_since(started);
 

@@ -76,6 +76,7 @@ int synthesize(const SynthesizeArgs& args) {
   // The bound comes first, so that what cannot be synthesized says why before any work.
   try {
     const synthesis::Bound bound = synthesis::bandwidth_bound(*topology, *collective);
+    request.bound = bound;
     fmt::print("bound: {} on {} ranks of '{}' moves at most {:.1f} GB/s algbw ({})\n",
                args.collective, topology->ranks(), topology->name(), bound.algbw_gbs, bound.cut);
     std::fflush(stdout);  // before the minutes a large machine's predictions may take

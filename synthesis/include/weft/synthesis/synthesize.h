@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ struct SynthesisRequest {
   bool in_place = false;
   std::string profile = "weft";  // the limits profile every written file fits ("msccl", "weft")
   bool with_nccl = true;         // NCCL's own algorithms contend (and win where they are best)
+  // The bound where the caller has it already (weftc prints it before the long work); else
+  // synthesize computes it.
+  std::optional<Bound> bound;
 };
 
 struct Synthesis {
