@@ -82,3 +82,23 @@ TEST_CASE("Across nodes the allreduce bound is every node's NICs together") {
 
 }  // namespace
 }  // namespace weft::synthesis
+
+namespace weft::synthesis {
+namespace {
+
+// pcie-gen4's two sockets, four GPUs each, meet through one 16 GB/s link: a set that one link
+// separates, which neither a single GPU nor the node shows.
+TEST_CASE("On a PCIe machine the link between the sockets binds alltoall and allreduce") {
+  const predict::Topology pcie = test::topology("pcie-gen4");
+  const Bound a2a = bandwidth_bound(pcie, ir::Collective::AllToAll);
+  // 4 × 4 blocks of M / 8 cross each way.
+  CHECK(a2a.algbw_gbs == Approx(16.0 / 2).epsilon(1e-4));
+  CHECK_THAT(a2a.cut, Catch::Contains("4 GPUs"));
+  const Bound ar = bandwidth_bound(pcie, ir::Collective::AllReduce);
+  // 2 M cross between the two sockets, 16 GB/s each way.
+  CHECK(ar.algbw_gbs == Approx(16.0).epsilon(1e-4));
+  CHECK_THAT(ar.cut, Catch::Contains("both ways"));
+}
+
+}  // namespace
+}  // namespace weft::synthesis
