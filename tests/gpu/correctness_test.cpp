@@ -15,7 +15,7 @@ constexpr ir::Protocol kProtocols[] = {ir::Protocol::Simple, ir::Protocol::LL, i
 
 void sweep(const ir::Algorithm& algo) {
   auto small = emulate(algo, small_tiles());
-  auto large = emulate(algo, RuntimeOptions{});  // the protocol's own tile size
+  auto large = emulate(algo, test_options());  // the protocol's own tile size
   for (DataType dtype : {DataType::Float, DataType::Int32}) {
     for (bool in_place : {false, true}) {
       if ((in_place && !algo.inplace) || (!in_place && !algo.outofplace)) continue;

@@ -16,7 +16,7 @@ TEST_CASE("a deadlocking algorithm times out with a report instead of hanging",
           "[gpu][robustness]") {
   for (ir::Protocol proto : {ir::Protocol::Simple, ir::Protocol::LL, ir::Protocol::LL128}) {
     const ir::Algorithm algo = test_data_algorithm("deadlock_pair.xml", proto);
-    RuntimeOptions options;
+    RuntimeOptions options = test_options();
     options.timeout_s = 1.0;
     auto e = emulate(algo, options);
     auto call = perf::DeviceCall::create(*e->device, *e->comm, algo, 64, DataType::Float, false);
@@ -43,7 +43,7 @@ TEST_CASE("a deadlocking algorithm times out with a report instead of hanging",
 
 TEST_CASE("a dependency that never completes is reported as such", "[gpu][robustness]") {
   const ir::Algorithm algo = perf::stuck_dependency(ir::Protocol::Simple);
-  RuntimeOptions options;
+  RuntimeOptions options = test_options();
   options.timeout_s = 0.5;
   auto e = emulate(algo, options);
   auto call = perf::DeviceCall::create(*e->device, *e->comm, algo, 16, DataType::Int32, false);
@@ -125,7 +125,7 @@ TEST_CASE("a launch the device cannot hold at once is refused clearly", "[gpu][r
   // 64 ranks × 32 channels = 2,048 threadblocks: more than any current GPU holds.
   auto transport = make_emulation_transport(64, 0);
   REQUIRE(transport.ok());
-  auto comm = Communicator::create(transport.value(), RuntimeOptions{});
+  auto comm = Communicator::create(transport.value(), test_options());
   REQUIRE(comm.ok());
   const ir::Algorithm algo = ring_allreduce(64, ir::Protocol::LL, 32);
   auto handle = comm.value()->load(algo);

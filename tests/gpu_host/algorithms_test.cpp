@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "builtin_algorithms.h"
+#include "perf_options.h"
 #include "weft/cpu/cpu_executor.h"
 #include "weft/ir/collective_spec.h"
 #include "weft/ir/validate.h"
@@ -51,6 +52,20 @@ TEST_CASE("all-pairs allreduce builders are correct allreduces, with and without
 
 TEST_CASE("ring allgather builder is a correct allgather", "[algorithms]") {
   for (int n : {2, 4, 8}) check_with_cpu(ring_allgather(n, ir::Protocol::Simple), true);
+}
+
+TEST_CASE("the step-latency chains are correct broadcasts of 1 to 64 hops", "[algorithms]") {
+  for (int hops : {1, 2, 3, 8, 64}) check_with_cpu(chain_broadcast(hops, ir::Protocol::LL), true);
+  // The chain has one step per hop on its threadblocks, and nothing else on the path.
+  const ir::Algorithm eight = chain_broadcast(8, ir::Protocol::Simple);
+  CHECK(eight.gpus[0].threadblocks[0].steps.size() + eight.gpus[1].threadblocks[0].steps.size() ==
+        9);
+  auto bad = builtin_algorithm("chain:0", 2, ir::Protocol::LL);
+  CHECK_FALSE(bad.ok());
+  auto four_ranks = builtin_algorithm("chain:8", 4, ir::Protocol::LL);
+  REQUIRE_FALSE(four_ranks.ok());
+  CHECK_THAT(four_ranks.status().message, Catch::Contains("2 ranks"));
+  CHECK(builtin_algorithm("chain:64", 2, ir::Protocol::LL128).ok());
 }
 
 TEST_CASE("the deadlocking pair deadlocks on the CPU too", "[algorithms]") {

@@ -23,6 +23,7 @@ TEST_CASE("defaults hold when nothing is set", "[options]") {
   CHECK(options.value().simple.fifo_depth >= kMinFifoDepth);
   CHECK(options.value().ll.fifo_depth >= kMinFifoDepth);
   CHECK(options.value().threads == 512);
+  CHECK(options.value().step == StepVariant::Full);
   CHECK(check(options.value()).ok());
 }
 
@@ -33,7 +34,8 @@ TEST_CASE("every variable is read", "[options]") {
                                                 {"WEFT_LL_SLOT_BYTES", "8192"},
                                                 {"WEFT_LL128_SLOT_BYTES", "64k"},
                                                 {"WEFT_NTHREADS", "256"},
-                                                {"WEFT_TILE_BYTES", "512"}}));
+                                                {"WEFT_TILE_BYTES", "512"},
+                                                {"WEFT_STEP", "lean"}}));
   INFO(options.status().str());
   REQUIRE(options.ok());
   const RuntimeOptions& o = options.value();
@@ -45,19 +47,29 @@ TEST_CASE("every variable is read", "[options]") {
   CHECK(o.ll128.slot_bytes == 64 * 1024);
   CHECK(o.threads == 256);
   CHECK(o.max_tile_bytes == 512);
+  CHECK(o.step == StepVariant::Lean);
   CHECK(&o.protocol(ir::Protocol::LL) == &o.ll);
 }
 
 TEST_CASE("bad values are refused with the variable, the value and the range", "[options]") {
   const std::pair<const char*, const char*> bad[] = {
-      {"WEFT_TIMEOUT_S", "0"},           {"WEFT_TIMEOUT_S", "-1"},
-      {"WEFT_TIMEOUT_S", "soon"},        {"WEFT_TIMEOUT_S", "1e9"},
+      {"WEFT_TIMEOUT_S", "0"},
+      {"WEFT_TIMEOUT_S", "-1"},
+      {"WEFT_TIMEOUT_S", "soon"},
+      {"WEFT_TIMEOUT_S", "1e9"},
       // Below the floor of a millisecond: could only fail healthy calls.
-      {"WEFT_TIMEOUT_S", "1e-320"},      {"WEFT_ARRIVAL_TIMEOUT_S", "0.0001"},
-      {"WEFT_FIFO_DEPTH", "1"},          {"WEFT_FIFO_DEPTH", "two"},
-      {"WEFT_SIMPLE_SLOT_BYTES", "100"}, {"WEFT_LL_SLOT_BYTES", "1000"},
-      {"WEFT_LL128_SLOT_BYTES", "1T"},   {"WEFT_NTHREADS", "100"},
-      {"WEFT_NTHREADS", "1024"},         {"WEFT_TILE_BYTES", "-5"}};
+      {"WEFT_TIMEOUT_S", "1e-320"},
+      {"WEFT_ARRIVAL_TIMEOUT_S", "0.0001"},
+      {"WEFT_FIFO_DEPTH", "1"},
+      {"WEFT_FIFO_DEPTH", "two"},
+      {"WEFT_SIMPLE_SLOT_BYTES", "100"},
+      {"WEFT_LL_SLOT_BYTES", "1000"},
+      {"WEFT_LL128_SLOT_BYTES", "1T"},
+      {"WEFT_NTHREADS", "100"},
+      {"WEFT_NTHREADS", "1024"},
+      {"WEFT_TILE_BYTES", "-5"},
+      {"WEFT_STEP", "fast"},
+      {"WEFT_STEP", "Lean"}};
   for (const auto& [name, value] : bad) {
     auto options = runtime_options_from_env(fake({{name, value}}));
     INFO(name << "=" << value);

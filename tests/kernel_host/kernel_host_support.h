@@ -20,7 +20,7 @@ namespace weft::gpu::testing {
 inline constexpr std::size_t kChunk = 37;
 
 inline RuntimeOptions host_options() {
-  RuntimeOptions o;
+  RuntimeOptions o = test_options();
   o.timeout_s = 60;  // generous: hundreds of threads share two cores
   o.max_tile_bytes = 32;
   return o;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -33,9 +35,31 @@ inline ir::Algorithm test_data_algorithm(const std::string& file, ir::Protocol p
   return algo;
 }
 
+// The step variant the tests run: WEFT_STEP (full or lean), so that one suite proves both
+// (tests/kernel_host/CMakeLists.txt runs the host-mode suite once per variant; gpu-check.sh the
+// GPU tests). A value that is neither stops the run rather than testing the default under
+// another name.
+inline StepVariant step_variant_under_test() {
+  const char* text = std::getenv("WEFT_STEP");
+  if (text == nullptr || *text == '\0') return StepVariant::Full;
+  const auto variant = parse_step_variant(text);
+  if (!variant) {
+    std::fprintf(stderr, "WEFT_STEP='%s': expected full or lean\n", text);
+    std::abort();
+  }
+  return *variant;
+}
+
+// A test communicator's options: the defaults, with the step variant under test.
+inline RuntimeOptions test_options() {
+  RuntimeOptions o;
+  o.step = step_variant_under_test();
+  return o;
+}
+
 // Tiles of at most 256 bytes: even small calls run many tiles (results must not depend on T).
 inline RuntimeOptions small_tiles() {
-  RuntimeOptions o;
+  RuntimeOptions o = test_options();
   o.timeout_s = 20;
   o.max_tile_bytes = 256;
   return o;

@@ -34,6 +34,14 @@ __device__ __forceinline__ bool step_reads_source(std::uint8_t t) {
 // lists are read from global memory.
 inline constexpr std::int32_t kSharedSteps = 256;
 
+// The messages a threadblock has sent and received on its connections before the current one.
+// Every thread keeps its own copy and advances it alike after each step, so that thread 0 may
+// post a step (lean steps, interpreter.cuh) while other threads still move its data.
+struct Counters {
+  std::uint64_t sent;
+  std::uint64_t received;
+};
+
 // The CTA's shared state (thread 0 writes it before a barrier, every thread reads it after).
 struct CtaShared {
   // The descriptor, pointing at the copy below, or the one in global memory (see
@@ -47,9 +55,12 @@ struct CtaShared {
   char* output;
   char* scratch;
   std::uint64_t launch;
-  std::uint64_t sent;      // messages sent on the send connection before the current one
-  std::uint64_t received;  // messages received on the receive connection before the current one
-  WaitSite site;           // where the current wait is, for the error report
+  Counters start;  // the counters when the launch began
+  // Lean steps only, thread 0 only: the send connection's head and the receive connection's
+  // tail as last acquired (see wait_counter).
+  std::uint64_t head_seen;
+  std::uint64_t tail_seen;
+  WaitSite site;  // where the current wait is, for the error report
   // Merged re: the further sources of the current step, at piece 0 of the current tile.
   const char* extra[kMaxReduceSources - 1];
 };

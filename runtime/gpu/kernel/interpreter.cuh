@@ -100,8 +100,10 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
     cs.output = pointers.output;
     cs.scratch = pointers.scratch;
     cs.launch = start.launches + 1;
-    cs.sent = start.sent;
-    cs.received = start.received;
+    cs.start.sent = start.sent;
+    cs.start.received = start.received;
+    cs.head_seen = 0;
+    cs.tail_seen = 0;
     cs.site.rank = descriptor->rank;
     cs.site.threadblock = descriptor->threadblock;
     cs.site.channel = descriptor->channel;
@@ -118,6 +120,16 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
   }
   if (__syncthreads_or(stop)) return;
 
+  // Lean steps (RuntimeOptions::step) leave out the barrier after a wait phase that waits for
+  // nothing and the one before a post phase that posts nothing. Every thread decides alike (from
+  // the step, the protocol and its counters), and never leaves out both around one data phase
+  // boundary: two consecutive data phases always have a barrier between them, so that a step
+  // reads what the step before it wrote, whichever threads wrote it. Neither left-out barrier can
+  // carry a failure: a phase with nothing to wait for cannot time out, and only a receiving LL or
+  // LL128 step's data phase can, which always posts (its acknowledgement).
+  const bool lean = args.lean_steps != 0;
+  Counters c = cs.start;
+  bool barrier_since_data = true;  // the start's barrier
   const std::int32_t steps = descriptor->step_count;
   bool failed = false;
   for (std::uint64_t tile = 0; tile < args.tiles && !failed; ++tile) {
@@ -139,36 +151,44 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
       for (std::uint32_t part = 0; part < parts; ++part) {
         const std::uint32_t first = part * per_message;
         const std::uint32_t n = count - first < per_message ? count - first : per_message;
+        const bool waits = !lean || step_waits(*step, kProtocol, part == 0, c, args.fifo_depth);
         int fail = 0;
         if (threadIdx.x == 0) {
           cs.site.ir_step = step->ir_step;
           cs.site.flat_step = f;
           cs.site.part = static_cast<std::int32_t>(part);
           cs.site.tile = tile;
-          fail = wait_phase(args, cs, step, tile, kProtocol, part == 0) ? 0 : 1;
+          if (waits) fail = wait_phase(args, cs, c, step, tile, kProtocol, part == 0) ? 0 : 1;
         }
-        if (__syncthreads_or(fail)) {
-          failed = true;
-          break;
+        if (waits || !barrier_since_data) {
+          if (__syncthreads_or(fail)) {
+            failed = true;
+            break;
+          }
         }
         if (kProtocol == kSimple) {
-          bulk_step<Type, Op>(args, cs, *step, tile, len, first, n);
+          bulk_step<Type, Op>(args, cs, c, *step, tile, len, first, n);
         } else if (local) {
           local_step<Type, Op>(args, cs, step, tile, len, first, n);
         } else if (kProtocol == kLL) {
-          fail = ll_step<Type, Op>(args, cs, *step, tile, len, first, n) ? 0 : 1;
+          fail = ll_step<Type, Op>(args, cs, c, *step, tile, len, first, n) ? 0 : 1;
         } else {
-          fail = ll128_step<Type, Op>(args, cs, *step, tile, len, first, n) ? 0 : 1;
+          fail = ll128_step<Type, Op>(args, cs, c, *step, tile, len, first, n) ? 0 : 1;
         }
-        if (__syncthreads_or(fail)) {
-          failed = true;
-          break;
+        // A merged reduce's sources (cs.extra) are rewritten by the next reduce's wait phase.
+        barrier_since_data =
+            !lean || step_posts(*step, kProtocol, part + 1 == parts) || type == kReduce;
+        if (barrier_since_data) {
+          if (__syncthreads_or(fail)) {
+            failed = true;
+            break;
+          }
         }
         if (threadIdx.x == 0) {
-          post_phase(args, cs, *step, tile, f, kProtocol, part + 1 == parts);
-          if (step_receives(type)) ++cs.received;
-          if (step_sends(type)) ++cs.sent;
+          post_phase(args, cs, c, *step, tile, f, kProtocol, part + 1 == parts);
         }
+        if (step_receives(type)) ++c.received;
+        if (step_sends(type)) ++c.sent;
       }
     }
   }
@@ -176,8 +196,8 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
   if (!failed && threadIdx.x == 0) {
     ThreadblockState end;
     end.launches = cs.launch;
-    end.sent = cs.sent;
-    end.received = cs.received;
+    end.sent = c.sent;
+    end.received = c.received;
     *descriptor->state = end;
   }
 }

@@ -32,6 +32,20 @@ __device__ __forceinline__ void fence_after_poll(bool system) {
   }
 }
 
+// The lean step's acquire (RuntimeOptions::step): once a relaxed poll has seen the value, one
+// acquire load of the same word instead of a fence. On sm_70 and later it compiles to a strong
+// load and an L1 invalidation (CCTL.IVALL) where the fence is a MEMBAR, which also waits for
+// every store the thread still has in flight.
+__device__ __forceinline__ std::uint64_t load_acquire(const std::uint64_t* p, bool system) {
+  std::uint64_t v;
+  if (system) {
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  } else {
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  }
+  return v;
+}
+
 // Posting counters: one release fence (cumulative through the barrier before it, so it covers
 // every thread's payload stores), then relaxed stores of every counter the step advances.
 __device__ __forceinline__ void fence_before_post(bool system) {

@@ -21,6 +21,9 @@ inline std::uint64_t load_poll(const std::uint64_t* p, bool /*system*/) {
   return std::atomic_ref<const std::uint64_t>(*p).load(std::memory_order_acquire);
 }
 inline void fence_after_poll(bool /*system*/) {}
+inline std::uint64_t load_acquire(const std::uint64_t* p, bool /*system*/) {
+  return std::atomic_ref<const std::uint64_t>(*p).load(std::memory_order_acquire);
+}
 inline void fence_before_post(bool /*system*/) {}
 inline void store_post(std::uint64_t* p, std::uint64_t v, bool /*system*/) {
   std::atomic_ref<std::uint64_t>(*p).store(v, std::memory_order_release);

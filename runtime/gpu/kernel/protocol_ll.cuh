@@ -52,25 +52,24 @@ inline __device__ WEFT_NOINLINE void rewrite_ll_padding(const LaunchArgs& args, 
 }
 
 template <class Type, class Op>
-__device__ bool ll_step(const LaunchArgs& args, const CtaShared& cs, const DeviceStep& step,
-                        std::uint64_t tile, std::uint64_t len, std::uint32_t first,
-                        std::uint32_t n) {
+__device__ bool ll_step(const LaunchArgs& args, const CtaShared& cs, Counters c,
+                        const DeviceStep& step, std::uint64_t tile, std::uint64_t len,
+                        std::uint32_t first, std::uint32_t n) {
   using S = typename Type::Storage;
   constexpr std::uint64_t kPerWord = 8 / sizeof(S);
   const std::uint8_t type = step.type;
   const bool receiving = step_receives(type);
   const bool sending = step_sends(type);
   const CtaDescriptor& d = *cs.descriptor;
-  const LLLine* in = receiving
-                         ? reinterpret_cast<const LLLine*>(
-                               d.recv_fifo + (cs.received % args.fifo_depth) * args.slot_bytes)
-                         : nullptr;
+  const LLLine* in = receiving ? reinterpret_cast<const LLLine*>(
+                                     d.recv_fifo + (c.received % args.fifo_depth) * args.slot_bytes)
+                               : nullptr;
   LLLine* out =
       sending
-          ? reinterpret_cast<LLLine*>(d.send_fifo + (cs.sent % args.fifo_depth) * args.slot_bytes)
+          ? reinterpret_cast<LLLine*>(d.send_fifo + (c.sent % args.fifo_depth) * args.slot_bytes)
           : nullptr;
-  const std::uint32_t flag_in = ll_flag(cs.received);
-  const std::uint32_t flag_out = ll_flag(cs.sent);
+  const std::uint32_t flag_in = ll_flag(c.received);
+  const std::uint32_t flag_out = ll_flag(c.sent);
   const std::uint64_t words = piece_words(len, sizeof(S));
   const std::uint64_t stride_lines = args.piece_stride_bytes / 8;
   for (std::uint32_t q = 0; q < n; ++q) {
@@ -96,7 +95,7 @@ __device__ bool ll_step(const LaunchArgs& args, const CtaShared& cs, const Devic
   }
   // Every slot is rewritten whole now and then, padding lines too (see kLLCleanPeriod), so that
   // no line the receiver may read is older than the flags can tell apart.
-  if (sending && cs.sent % kLLCleanPeriod < args.fifo_depth) {
+  if (sending && c.sent % kLLCleanPeriod < args.fifo_depth) {
     rewrite_ll_padding(args, out, n, words, stride_lines, flag_out);
   }
   return true;

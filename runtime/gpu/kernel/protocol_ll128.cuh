@@ -55,9 +55,9 @@ __device__ __forceinline__ void ll128_lane(std::uint8_t type, const char* src, c
 }
 
 template <class Type, class Op>
-__device__ bool ll128_step(const LaunchArgs& args, const CtaShared& cs, const DeviceStep& step,
-                           std::uint64_t tile, std::uint64_t len, std::uint32_t first,
-                           std::uint32_t n) {
+__device__ bool ll128_step(const LaunchArgs& args, const CtaShared& cs, Counters c,
+                           const DeviceStep& step, std::uint64_t tile, std::uint64_t len,
+                           std::uint32_t first, std::uint32_t n) {
   using S = typename Type::Storage;
   constexpr std::uint64_t kPerWord = 8 / sizeof(S);
   constexpr int kU = kLL128LinesPerLane;
@@ -67,13 +67,13 @@ __device__ bool ll128_step(const LaunchArgs& args, const CtaShared& cs, const De
   const CtaDescriptor& d = *cs.descriptor;
   const std::uint64_t* in =
       receiving ? reinterpret_cast<const std::uint64_t*>(
-                      d.recv_fifo + (cs.received % args.fifo_depth) * args.slot_bytes)
+                      d.recv_fifo + (c.received % args.fifo_depth) * args.slot_bytes)
                 : nullptr;
   std::uint64_t* out = sending ? reinterpret_cast<std::uint64_t*>(
-                                     d.send_fifo + (cs.sent % args.fifo_depth) * args.slot_bytes)
+                                     d.send_fifo + (c.sent % args.fifo_depth) * args.slot_bytes)
                                : nullptr;
-  const std::uint64_t flag_in = cs.received + 1;
-  const std::uint64_t flag_out = cs.sent + 1;
+  const std::uint64_t flag_in = c.received + 1;
+  const std::uint64_t flag_out = c.sent + 1;
   const std::uint32_t lane = threadIdx.x % 32;
   const std::uint32_t warp = threadIdx.x / 32;
   const std::uint32_t warps = blockDim.x / 32;

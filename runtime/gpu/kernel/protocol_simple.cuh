@@ -118,17 +118,17 @@ __device__ __forceinline__ void process_span(std::uint64_t n, const char* a, con
 // Pieces [first, first + n) of a Simple, cpy or re step in one tile (one message's worth when
 // the step sends or receives): each piece through process_span.
 template <class Type, class Op>
-__device__ __forceinline__ void bulk_step(const LaunchArgs& args, const CtaShared& cs,
+__device__ __forceinline__ void bulk_step(const LaunchArgs& args, const CtaShared& cs, Counters c,
                                           const DeviceStep& step, std::uint64_t tile,
                                           std::uint64_t len, std::uint32_t first, std::uint32_t n) {
   using S = typename Type::Storage;
   const std::uint8_t type = step.type;
   const CtaDescriptor& d = *cs.descriptor;
   const char* in = step_receives(type)
-                       ? d.recv_fifo + (cs.received % args.fifo_depth) * args.slot_bytes
+                       ? d.recv_fifo + (c.received % args.fifo_depth) * args.slot_bytes
                        : nullptr;
   char* out =
-      step_sends(type) ? d.send_fifo + (cs.sent % args.fifo_depth) * args.slot_bytes : nullptr;
+      step_sends(type) ? d.send_fifo + (c.sent % args.fifo_depth) * args.slot_bytes : nullptr;
   const int extras = type == kReduce ? step.source_count : 0;
   // The loader picks the order that reads every shared piece before overwriting it (only local
   // steps are ever reversed, so the slot layout of a message is untouched).
@@ -186,7 +186,7 @@ template <class Type, class Op>
 __device__ WEFT_NOINLINE void local_step(const LaunchArgs& args, const CtaShared& cs,
                                          const DeviceStep* step, std::uint64_t tile,
                                          std::uint64_t len, std::uint32_t first, std::uint32_t n) {
-  bulk_step<Type, Op>(args, cs, *step, tile, len, first, n);
+  bulk_step<Type, Op>(args, cs, cs.start, *step, tile, len, first, n);  // no FIFO: counters unused
 }
 
 }  // namespace WEFT_KERNEL_BUILD

@@ -17,10 +17,16 @@ namespace weft::gpu::device {
 inline namespace WEFT_KERNEL_BUILD {
 
 // Waits until a FIFO counter (the send connection's head, the receive connection's tail) reaches
-// `target`: relaxed polls, then one acquire fence. False when the wait ended (reported).
+// `target`: relaxed polls, then one acquire fence, or in a lean step one acquire load whose value
+// is kept in `seen_before`. A lean step whose target that value already reaches neither polls
+// nor acquires: the acquire that read it was followed by a CTA barrier (every step that waits
+// has one), which ordered every thread's later accesses after the peer's. False when the wait
+// ended (reported).
 __device__ __forceinline__ bool wait_counter(const LaunchArgs& args, const CtaShared& cs,
                                              const std::uint64_t* counter, std::uint64_t target,
-                                             bool system, std::int32_t peer, WaitKind kind) {
+                                             bool system, std::int32_t peer, WaitKind kind,
+                                             bool lean, std::uint64_t& seen_before) {
+  if (lean && seen_before >= target) return true;
   std::uint64_t seen = load_poll(counter, system);
   if (seen < target) {
     Deadline deadline;
@@ -31,17 +37,40 @@ __device__ __forceinline__ bool wait_counter(const LaunchArgs& args, const CtaSh
       }
     } while ((seen = load_poll(counter, system)) < target);
   }
-  fence_after_poll(system);
+  if (lean) {
+    seen_before = load_acquire(counter, system);
+  } else {
+    fence_after_poll(system);
+  }
   return true;
+}
+
+// Whether a step's wait phase has anything to wait for, decided alike by every thread from what
+// they all know (the step, the protocol, their counters): dependencies (first message only), a
+// free slot once the FIFO has been round, a Simple message, a merged reduce's sources. Lean
+// steps skip the barrier after a wait phase that has none.
+__device__ __forceinline__ bool step_waits(const DeviceStep& step, int protocol, bool first_part,
+                                           Counters c, std::uint32_t fifo_depth) {
+  return (first_part && step.dependency_count > 0) ||
+         (step_sends(step.type) && c.sent + 1 > fifo_depth) ||
+         (protocol == kSimple && step_receives(step.type)) || step.type == kReduce;
+}
+
+// Whether a step's post phase has anything to post: an acknowledgement, a Simple message, a
+// completion someone waits for. Lean steps skip the barrier before a post phase that has none.
+__device__ __forceinline__ bool step_posts(const DeviceStep& step, int protocol, bool last_part) {
+  return step_receives(step.type) || (protocol == kSimple && step_sends(step.type)) ||
+         (last_part && (step.flags & kStepPublishes) != 0);
 }
 
 // Dependencies are waited for before the first message of a step only. Polls are relaxed, then
 // one acquire fence (fence_after_poll) makes what the awaited side published visible.
-inline __device__ WEFT_NOINLINE bool wait_phase(const LaunchArgs& args, CtaShared& cs,
+inline __device__ WEFT_NOINLINE bool wait_phase(const LaunchArgs& args, CtaShared& cs, Counters c,
                                                 const DeviceStep* step, std::uint64_t tile,
                                                 int protocol, bool first_part) {
   const CtaDescriptor& d = *cs.descriptor;
   const bool system = args.system_scope != 0;
+  const bool lean = args.lean_steps != 0;
   for (std::int32_t k = 0; first_part && k < step->dependency_count; ++k) {
     const DeviceDependency dep = d.dependencies[step->first_dependency + k];
     const std::uint64_t* flag =
@@ -60,16 +89,20 @@ inline __device__ WEFT_NOINLINE bool wait_phase(const LaunchArgs& args, CtaShare
         }
       } while (!flag_reached(seen = load_poll(flag, false), target));
     }
-    fence_after_poll(false);
+    if (lean) {
+      load_acquire(flag, false);
+    } else {
+      fence_after_poll(false);
+    }
   }
-  if (step_sends(step->type) && cs.sent + 1 > args.fifo_depth &&
-      !wait_counter(args, cs, d.send_head, cs.sent + 1 - args.fifo_depth, system, d.send_peer,
-                    WaitKind::Space)) {
+  if (step_sends(step->type) && c.sent + 1 > args.fifo_depth &&
+      !wait_counter(args, cs, d.send_head, c.sent + 1 - args.fifo_depth, system, d.send_peer,
+                    WaitKind::Space, lean, cs.head_seen)) {
     return false;
   }
   if (protocol == kSimple && step_receives(step->type) &&
-      !wait_counter(args, cs, d.recv_tail, cs.received + 1, system, d.recv_peer,
-                    WaitKind::Message)) {
+      !wait_counter(args, cs, d.recv_tail, c.received + 1, system, d.recv_peer, WaitKind::Message,
+                    lean, cs.tail_seen)) {
     return false;
   }
   // Merged re: its further sources at piece 0 of this tile, for every thread (after the barrier).
@@ -88,7 +121,7 @@ inline __device__ WEFT_NOINLINE bool wait_phase(const LaunchArgs& args, CtaShare
 // Completion is published after the last message of a step only: one release fence, cumulative
 // through the barrier before it (every thread's payload stores and slot reads are done), then
 // relaxed stores of every counter the step advances (NCCL's postPeer).
-__device__ __forceinline__ void post_phase(const LaunchArgs& args, const CtaShared& cs,
+__device__ __forceinline__ void post_phase(const LaunchArgs& args, const CtaShared& cs, Counters c,
                                            const DeviceStep& step, std::uint64_t tile,
                                            std::int32_t flat_step, int protocol, bool last_part) {
   const CtaDescriptor& d = *cs.descriptor;
@@ -100,8 +133,8 @@ __device__ __forceinline__ void post_phase(const LaunchArgs& args, const CtaShar
   // this rank's threadblocks, on this device.
   const bool system = args.system_scope != 0 && (acknowledge || post);
   fence_before_post(system);
-  if (acknowledge) store_post(d.recv_head, cs.received + 1, system);
-  if (post) store_post(d.send_tail, cs.sent + 1, system);
+  if (acknowledge) store_post(d.recv_head, c.received + 1, system);
+  if (post) store_post(d.send_tail, c.sent + 1, system);
   if (publish) {
     store_post(d.flags + static_cast<std::uint64_t>(d.threadblock) * kFlagStrideWords,
                dependency_flag(cs.launch, tile, static_cast<std::uint64_t>(d.step_count),

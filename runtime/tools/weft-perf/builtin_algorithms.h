@@ -232,6 +232,48 @@ inline ir::Algorithm ring_allgather(int n, ir::Protocol proto) {
   return a;
 }
 
+// A chain of `hops` dependent steps between two ranks, for the step-latency benchmark
+// (weft-latency): a broadcast from rank 0 whose one chunk bounces between the ranks, each hop a
+// step that cannot start before the one before it ended on the other rank (s, then rcs on
+// alternate ranks, then r). Rank 1 keeps what it receives in its output, rank 0 in scratch; a
+// second threadblock of rank 0 copies its input to its output, off the chain.
+inline ir::Algorithm chain_broadcast(int hops, ir::Protocol proto) {
+  using ir::BufferKind;
+  using ir::StepType;
+  ir::Algorithm a = base_algorithm("chain_broadcast_" + std::to_string(hops),
+                                   ir::Collective::Broadcast, 2, 1, proto);
+  a.inplace = false;
+  a.root = 0;
+  for (int r = 0; r < 2; ++r) {
+    ir::Gpu& gpu = a.gpus[static_cast<std::size_t>(r)];
+    gpu.input_chunks = gpu.output_chunks = 1;
+    gpu.scratch_chunks = r == 0 && hops >= 2 ? 1 : 0;
+    ir::Threadblock chain;
+    chain.id = 0;
+    chain.send = 1 - r;
+    chain.recv = 1 - r;
+    const BufferKind keep = r == 0 ? BufferKind::Scratch : BufferKind::Output;
+    if (r == 0) {
+      chain.steps.push_back(make_step(StepType::Send, BufferKind::Input, 0, BufferKind::None, -1));
+    }
+    // Hop h goes from rank (h - 1) % 2 to rank h % 2.
+    for (int h = 1; h <= hops; ++h) {
+      if (h % 2 != r) continue;
+      chain.steps.push_back(h < hops
+                                ? make_step(StepType::RecvCopySend, BufferKind::None, -1, keep, 0)
+                                : make_step(StepType::Recv, BufferKind::None, -1, keep, 0));
+    }
+    gpu.threadblocks.push_back(std::move(chain));
+    if (r == 0) {
+      ir::Threadblock copy;
+      copy.id = 1;
+      copy.steps.push_back(make_step(StepType::Copy, BufferKind::Input, 0, BufferKind::Output, 0));
+      gpu.threadblocks.push_back(std::move(copy));
+    }
+  }
+  return a;
+}
+
 // Two ranks that each receive before they send: valid, and a deadlock at any FIFO depth.
 inline ir::Algorithm deadlock_pair(ir::Protocol proto) {
   using ir::BufferKind;

@@ -38,7 +38,8 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
   auto* xml = app.add_option("--xml,xml", o.xml, "algorithm file (MSCCL XML)");
   auto* builtin = app.add_option(
       "--builtin", o.builtin,
-      "built-in algorithm: ring[:channels], allpairs, allpairs-chain, allgather-ring");
+      "built-in algorithm: ring[:channels], allpairs, allpairs-chain, allgather-ring, "
+      "chain:HOPS (2 ranks)");
   xml->excludes(builtin);
   std::string protocol;
   app.add_option("--proto", protocol, "override the algorithm's protocol: Simple, LL, LL128");
@@ -205,6 +206,20 @@ gpu::Result<ir::Algorithm> builtin_algorithm(const std::string& spec, int nranks
   }
   const auto colon = spec.find(':');
   const std::string name = spec.substr(0, colon);
+  if (name == "chain") {
+    int hops = 0;
+    const std::string arg = colon == std::string::npos ? "" : spec.substr(colon + 1);
+    const auto [end, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), hops);
+    if (ec != std::errc() || end != arg.data() + arg.size() || hops < 1 || hops > kMaxChainHops) {
+      return Status::error(ErrorCode::InvalidArgument,
+                           fmt::format("'{}': chain:HOPS needs 1..{} hops", spec, kMaxChainHops));
+    }
+    if (nranks != 2) {
+      return Status::error(ErrorCode::InvalidArgument,
+                           fmt::format("'{}' runs on 2 ranks, not {}", spec, nranks));
+    }
+    return chain_broadcast(hops, protocol);
+  }
   int channels = 1;
   if (colon != std::string::npos) {
     const std::string arg = spec.substr(colon + 1);
@@ -223,7 +238,7 @@ gpu::Result<ir::Algorithm> builtin_algorithm(const std::string& spec, int nranks
     return ring_allgather(nranks, protocol);
   return Status::error(ErrorCode::InvalidArgument,
                        fmt::format("unknown built-in algorithm '{}' (ring[:channels], allpairs, "
-                                   "allpairs-chain, allgather-ring)",
+                                   "allpairs-chain, allgather-ring, chain:HOPS)",
                                    spec));
 }
 

@@ -15,7 +15,7 @@ namespace weft::perf {
 
 struct PerfOptions {
   // What to run: an XML file, or a built-in generator ("ring", "ring:4" for 4 channels,
-  // "allpairs", "allpairs-chain", "allgather-ring").
+  // "allpairs", "allpairs-chain", "allgather-ring", "chain:8" for 8 dependent hops on 2 ranks).
   std::string xml;
   std::string builtin;
   std::optional<ir::Protocol> protocol;  // --proto: overrides the algorithm's
@@ -69,7 +69,11 @@ RowCall row_call(const ir::Algorithm& algo, std::size_t bytes, DataType dtype);
 // (n−1)/n, broadcast/reduce 1.
 double bus_factor(ir::Collective collective, int nranks);
 
-// "ring", "ring:4", "allpairs", "allpairs-chain", "allgather-ring": the algorithm, or why not.
+// The longest chain:HOPS (a hop is a step on each of its two ranks).
+inline constexpr int kMaxChainHops = 256;
+
+// "ring", "ring:4", "allpairs", "allpairs-chain", "allgather-ring", "chain:8": the algorithm, or
+// why not.
 gpu::Result<ir::Algorithm> builtin_algorithm(const std::string& spec, int nranks,
                                              ir::Protocol protocol);
 

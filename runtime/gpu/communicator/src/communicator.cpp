@@ -360,6 +360,7 @@ class CommunicatorImpl final : public Communicator {
     args.fifo_depth = static_cast<std::uint32_t>(protocol.fifo_depth);
     args.pieces_per_message = static_cast<std::uint32_t>(plan.pieces_per_message);
     args.timeout_ns = static_cast<std::uint64_t>(options_.timeout_s * 1e9);
+    args.lean_steps = options_.step == StepVariant::Lean ? 1u : 0u;
 
     for (std::size_t k = 0; k < calls.size(); ++k) {
       const int rank = local_ranks_[k];

@@ -22,6 +22,16 @@ const ProtocolOptions& RuntimeOptions::protocol(ir::Protocol proto) const {
   return simple;
 }
 
+const char* to_string(StepVariant variant) {
+  return variant == StepVariant::Lean ? "lean" : "full";
+}
+
+std::optional<StepVariant> parse_step_variant(std::string_view text) {
+  if (text == "full") return StepVariant::Full;
+  if (text == "lean") return StepVariant::Lean;
+  return std::nullopt;
+}
+
 EnvLookup process_environment() {
   return [](const char* name) -> const char* { return std::getenv(name); };
 }
@@ -180,6 +190,11 @@ Result<RuntimeOptions> runtime_options_from_env(const EnvLookup& lookup, Runtime
     const auto value = parse_byte_size(*text);
     if (!value) return bad("WEFT_TILE_BYTES", *text, "a byte size such as 4096 or 4K (0: no cap)");
     options.max_tile_bytes = *value;
+  }
+  if (auto text = get("WEFT_STEP")) {
+    const auto value = parse_step_variant(*text);
+    if (!value) return bad("WEFT_STEP", *text, "full or lean");
+    options.step = *value;
   }
   if (auto s = check(options); !s.ok()) return s;
   return options;

@@ -156,6 +156,8 @@ struct LaunchArgs {
   std::uint32_t element_bytes = 0;
   std::uint32_t fifo_depth = 0;
   std::uint32_t pieces_per_message = 0;  // a step with more pieces sends several messages
+  // 1: the lean step (RuntimeOptions::step, interpreter.cuh), 0: the full one.
+  std::uint32_t lean_steps = 0;
   RankPointers buffers[kMaxLocalRanks];
 };
 

@@ -19,6 +19,19 @@ struct ProtocolOptions {
   int fifo_depth = 0;          // slots per connection, ≥ 2 (docs/architecture.md §2.4)
 };
 
+// How the interpreter kernel synchronises a step (docs/performance.md, "Step variants"):
+//  Full  every step: a CTA barrier after the wait phase and one after the data phase, and an
+//        acquire fence after every poll (the kernel as first measured);
+//  Lean  a barrier only where a phase needs one (a wait that acquires something, a post that
+//        publishes something, and never two data phases without one between them), acquire
+//        loads instead of acquire fences, and the last head or tail seen kept, so that a step
+//        whose slot or message is already known to be there neither polls nor fences.
+// Both are proved by the same host-mode tests; Full stays the default until a GPU has measured
+// Lean against it on every sweep.
+enum class StepVariant { Full, Lean };
+const char* to_string(StepVariant variant);
+std::optional<StepVariant> parse_step_variant(std::string_view text);
+
 struct RuntimeOptions {
   // WEFT_TIMEOUT_S: seconds a wait in the kernel may last, once every rank has entered the call,
   // before the call fails with the wait's place (a deadlock, or a peer that stopped mid-call).
@@ -36,6 +49,8 @@ struct RuntimeOptions {
   // WEFT_TILE_BYTES: upper bound on a tile's bytes per chunk, 0 for what the slot allows. Small
   // values force many tiles (tests use it; results must not depend on it).
   std::size_t max_tile_bytes = 0;
+  // WEFT_STEP=full|lean: the step variant.
+  StepVariant step = StepVariant::Full;
 
   const ProtocolOptions& protocol(ir::Protocol proto) const;
 };
