@@ -68,6 +68,15 @@ ncclResult_t Shim::group_end() {
     if (config_.standalone) return ncclSuccess;
     return nccl_.functions.GroupEnd();
   }
+  if (!state.group_failure.empty()) {
+    const std::string why = std::move(state.group_failure);
+    state.group_failure.clear();
+    state.collectives.clear();
+    state.nccl_only_reason.clear();
+    state.deferred.clear();
+    return fail(ncclInvalidUsage,
+                fmt::format("ncclGroupEnd: the group failed and none of it ran: {}", why));
+  }
   std::vector<PendingCollective> pending = std::move(state.collectives);
   std::string nccl_only = std::move(state.nccl_only_reason);
   std::vector<std::function<ncclResult_t()>> deferred = std::move(state.deferred);

@@ -49,6 +49,11 @@ struct Shim::ThreadState {
   int group_depth = 0;
   std::vector<PendingCollective> collectives;
   std::string nccl_only_reason;  // the group holds an operation only NCCL runs
+  // Standalone: why the open group failed (a call in it was refused). Its collectives are
+  // dropped, later ones are refused with this reason until the outermost ncclGroupEnd, which
+  // returns it: an application that leaves the group open after the error (PyTorch throws out
+  // of it) gets errors, never collectives silently held in a group that will not end.
+  std::string group_failure;
   std::vector<std::function<ncclResult_t()>> deferred;  // communicator completions
   std::string last_error;
 };

@@ -9,11 +9,17 @@ namespace weft::plugin {
 
 std::optional<ncclResult_t> Shim::refuse_unforwardable(const char* api) {
   if (config_.standalone) {
-    return fail(ncclInvalidUsage,
-                fmt::format("{} is not available in standalone mode (WEFT_STANDALONE=1): the shim "
-                            "serves communicator set-up, queries, groups and collectives that "
-                            "have a loaded algorithm, and forwards nothing",
-                            api));
+    const std::string why = fmt::format(
+        "{} is not available in standalone mode (WEFT_STANDALONE=1): the shim "
+        "serves communicator set-up, queries, groups and collectives that have a "
+        "loaded algorithm, and forwards nothing",
+        api);
+    ThreadState& state = thread_state();
+    if (state.group_depth > 0 && state.group_failure.empty()) {
+      state.group_failure = why;
+      state.collectives.clear();
+    }
+    return fail(ncclInvalidUsage, why);
   }
   if (!nccl_.found) return fail(ncclSystemError, fmt::format("{}: {}", api, nccl_.error));
   return std::nullopt;
@@ -81,6 +87,12 @@ ncclResult_t Shim::collective(const char* api, CollectiveCall call, ncclComm_t c
   }
   ThreadState& state = thread_state();
   if (state.group_depth == 0) state.last_error.clear();
+  if (state.group_depth > 0 && !state.group_failure.empty()) {
+    return fail(ncclInvalidUsage,
+                fmt::format("{}: refused: the open group already failed ({}); end it with "
+                            "ncclGroupEnd",
+                            api, state.group_failure));
+  }
   Route route = route_call(call, comm);
   if (state.group_depth > 0) {
     logger_.trace("{}: {} recorded in the group", api, describe(call));

@@ -101,6 +101,28 @@ TEST_CASE("standalone: calls it cannot serve are errors with a message, never fo
   CHECK(a.shim->group_end() == ncclInvalidUsage);
   CHECK(a.backend->count_starting("run") == 0);
 
+  // A refused call inside a group fails the group: what it held is dropped, and a collective
+  // after it is refused naming the failure (the application may never end the group: PyTorch
+  // throws out of it), never held back in silence; ncclGroupEnd then says so and clears it.
+  REQUIRE(a.shim->group_start() == ncclSuccess);
+  REQUIRE(all_reduce(*a.shim, send_buffer, recv_buffer, 32, ncclFloat, ncclSum, comm_a, kStream) ==
+          ncclSuccess);
+  CHECK(a.shim->forward_operation("ncclSend", &NcclFunctions::Send,
+                                  static_cast<const void*>(send_buffer), std::size_t{4}, ncclFloat,
+                                  1, comm_a, kStream) == ncclInvalidUsage);
+  CHECK(all_reduce(*a.shim, send_buffer, recv_buffer, 32, ncclFloat, ncclSum, comm_a, kStream) ==
+        ncclInvalidUsage);
+  CHECK(std::string(a.shim->get_last_error(comm_a)).find("the open group already failed") !=
+        std::string::npos);
+  CHECK(a.shim->group_end() == ncclInvalidUsage);
+  CHECK(std::string(a.shim->get_last_error(comm_a)).find("none of it ran: ncclSend") !=
+        std::string::npos);
+  CHECK(a.backend->count_starting("run") == 0);
+  // The group is over: calls run again.
+  CHECK(all_reduce(*a.shim, send_buffer, recv_buffer, 32, ncclFloat, ncclSum, comm_a, kStream) ==
+        ncclSuccess);
+  CHECK(a.backend->count_starting("run") == 1);
+
   int version = 0;
   CHECK(a.shim->get_version(&version) == ncclSuccess);
   CHECK(version == NCCL_VERSION_CODE);
