@@ -6,6 +6,11 @@
 
 namespace weft::plugin {
 
+namespace {
+// The soname every NCCL 2.x release installs, and the NCCL wheels too.
+constexpr const char* kNcclSoname = "libnccl.so.2";
+}  // namespace
+
 NcclLibrary resolve_nccl(const std::string& library_path) {
   NcclLibrary library;
   void* scope = RTLD_NEXT;
@@ -33,6 +38,19 @@ NcclLibrary resolve_nccl(const std::string& library_path) {
       symbol = dlsym(scope, (std::string("nccl") + name).c_str());
     return symbol;
   };
+  if (library.handle == nullptr) {
+    dlerror();
+    if (dlsym(RTLD_NEXT, "pncclGetVersion") == nullptr) {
+      // Not in the global scope after the shim: a Python extension (PyTorch's libtorch_cuda) or
+      // any dlopen(RTLD_LOCAL) brings libnccl in a local scope, where RTLD_NEXT cannot see it.
+      // If it is loaded, take that very library; RTLD_NOLOAD never loads one of its own.
+      library.handle = dlopen(kNcclSoname, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+      if (library.handle != nullptr) {
+        scope = library.handle;
+        library.origin = fmt::format("the application's {} (loaded in a local scope)", kNcclSoname);
+      }
+    }
+  }
   const bool explicit_library = library.handle != nullptr;
 #define WEFT_NCCL_RESOLVE(name) \
   library.functions.name =      \
@@ -44,9 +62,10 @@ NcclLibrary resolve_nccl(const std::string& library_path) {
     library.error =
         explicit_library
             ? fmt::format("'{}' defines neither pncclGetVersion nor ncclGetVersion: not a libnccl",
-                          library_path)
+                          library_path.empty() ? kNcclSoname : library_path)
             : "no real NCCL found: the application does not link libnccl (pncclGetVersion is not "
-              "defined after the shim); set WEFT_NCCL_LIB=/path/to/libnccl.so, or "
+              "defined after the shim, and no libnccl.so.2 is loaded); set "
+              "WEFT_NCCL_LIB=/path/to/libnccl.so, or "
               "WEFT_STANDALONE=1 "
               "to run without NCCL";
   }

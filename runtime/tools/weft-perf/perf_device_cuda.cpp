@@ -60,6 +60,10 @@ class CudaPerfDevice final : public PerfDevice {
   gpu::Status upload(void* destination, std::span<const std::byte> source) override {
     PERF_CUDA(cudaSetDevice(device_));
     PERF_CUDA(cudaMemcpy(destination, source.data(), source.size(), cudaMemcpyHostToDevice));
+    // From pageable memory cudaMemcpy may return before its DMA has reached the device, and the
+    // calls run on a non-blocking stream, which does not wait for it: without this, a call could
+    // read part of the previous contents (seen on an H200 as wrong in-place results at 1 MB).
+    PERF_CUDA(cudaDeviceSynchronize());
     return {};
   }
   gpu::Status download(std::span<std::byte> destination, const void* source) override {

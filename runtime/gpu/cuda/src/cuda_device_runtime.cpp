@@ -60,6 +60,9 @@ class CudaRuntime final : public DeviceRuntime {
     DeviceScope scope(device_);
     if (!scope.status().ok()) return scope.status();
     WEFT_CUDA_TRY(cudaMemcpy(destination, data.data(), data.size(), cudaMemcpyHostToDevice));
+    // From pageable memory cudaMemcpy may return before its DMA has reached the device, and a
+    // call launched next on the application's non-blocking stream would not wait for it.
+    WEFT_CUDA_TRY(cudaDeviceSynchronize());
     return {};
   }
 

@@ -66,6 +66,9 @@ Status DeviceAllocation::upload(std::span<const std::byte> data, std::size_t off
   DeviceScope scope(device_);
   WEFT_CUDA_TRY(cudaMemcpy(static_cast<char*>(pointer_) + offset, data.data(), data.size(),
                            cudaMemcpyHostToDevice));
+  // The DMA from pageable memory may still be on its way when cudaMemcpy returns; a kernel on a
+  // non-blocking stream would not wait for it.
+  WEFT_CUDA_TRY(cudaDeviceSynchronize());
   return {};
 }
 
