@@ -18,5 +18,9 @@ cmake --build "$build" -j "${WEFT_JOBS:-$(nproc 2>/dev/null || echo 2)}" --targe
 # LL flag wrap: small shapes, so that it stays minutes.
 subset=${1:-"launches:*,review:*,failures: a deadlocking*,failures: a dependency*,library: allreduce_ring,library: reducescatter_allpairs,library: broadcast_binomial_tree"}
 export TSAN_OPTIONS="halt_on_error=1 abort_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
-"$build/tests/kernel_host/weft_kernel_host_tests" "$subset" --warn NoTests
+# Once per step variant (WEFT_STEP, weft/gpu/options.h): each has its own barriers to prove.
+for variant in lean full; do
+  echo "tsan: the $variant step"
+  WEFT_STEP=$variant "$build/tests/kernel_host/weft_kernel_host_tests" "$subset" --warn NoTests
+done
 echo "tsan: no report"

@@ -23,7 +23,7 @@ TEST_CASE("defaults hold when nothing is set", "[options]") {
   CHECK(options.value().simple.fifo_depth >= kMinFifoDepth);
   CHECK(options.value().ll.fifo_depth >= kMinFifoDepth);
   CHECK(options.value().threads == 512);
-  CHECK(options.value().step == StepVariant::Full);
+  CHECK(options.value().step == StepVariant::Lean);
   CHECK(check(options.value()).ok());
 }
 
@@ -35,7 +35,7 @@ TEST_CASE("every variable is read", "[options]") {
                                                 {"WEFT_LL128_SLOT_BYTES", "64k"},
                                                 {"WEFT_NTHREADS", "256"},
                                                 {"WEFT_TILE_BYTES", "512"},
-                                                {"WEFT_STEP", "lean"}}));
+                                                {"WEFT_STEP", "full"}}));
   INFO(options.status().str());
   REQUIRE(options.ok());
   const RuntimeOptions& o = options.value();
@@ -47,7 +47,7 @@ TEST_CASE("every variable is read", "[options]") {
   CHECK(o.ll128.slot_bytes == 64 * 1024);
   CHECK(o.threads == 256);
   CHECK(o.max_tile_bytes == 512);
-  CHECK(o.step == StepVariant::Lean);
+  CHECK(o.step == StepVariant::Full);
   CHECK(&o.protocol(ir::Protocol::LL) == &o.ll);
 }
 

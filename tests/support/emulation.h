@@ -35,13 +35,13 @@ inline ir::Algorithm test_data_algorithm(const std::string& file, ir::Protocol p
   return algo;
 }
 
-// The step variant the tests run: WEFT_STEP (full or lean), so that one suite proves both
-// (tests/kernel_host/CMakeLists.txt runs the host-mode suite once per variant; gpu-check.sh the
-// GPU tests). A value that is neither stops the run rather than testing the default under
-// another name.
+// The step variant the tests run: WEFT_STEP (full or lean; unset: the default), so that one
+// suite proves both (tests/kernel_host/CMakeLists.txt runs the host-mode suite once more under
+// the variant that is not the default; gpu-check.sh the GPU tests). A value that is neither stops
+// the run rather than testing the default under another name.
 inline StepVariant step_variant_under_test() {
   const char* text = std::getenv("WEFT_STEP");
-  if (text == nullptr || *text == '\0') return StepVariant::Full;
+  if (text == nullptr || *text == '\0') return RuntimeOptions{}.step;
   const auto variant = parse_step_variant(text);
   if (!variant) {
     std::fprintf(stderr, "WEFT_STEP='%s': expected full or lean\n", text);

@@ -60,10 +60,33 @@ struct CtaShared {
   // tail as last acquired (see wait_counter).
   std::uint64_t head_seen;
   std::uint64_t tail_seen;
-  WaitSite site;  // where the current wait is, for the error report
+  WaitSite site;  // where thread 0's wait phase is, for its reports (data phases: site_of)
   // Merged re: the further sources of the current step, at piece 0 of the current tile.
   const char* extra[kMaxReduceSources - 1];
 };
+
+// Which step a thread is in, for the report of a wait in the data phase (LL and LL128 lines):
+// built by the reporting thread itself, because thread 0's cs.site may already name the next
+// step once a lean step has left a barrier out.
+struct StepPlace {
+  std::int32_t flat_step;
+  std::uint32_t part;
+};
+
+__device__ __forceinline__ WaitSite site_of(const CtaShared& cs, const DeviceStep& step,
+                                            StepPlace place, std::uint64_t tile) {
+  const CtaDescriptor& d = *cs.descriptor;
+  WaitSite site;
+  site.rank = d.rank;
+  site.threadblock = d.threadblock;
+  site.ir_step = step.ir_step;
+  site.flat_step = place.flat_step;
+  site.channel = d.channel;
+  site.part = static_cast<std::int32_t>(place.part);
+  site.tile = tile;
+  site.launch = cs.launch;
+  return site;
+}
 
 __device__ __forceinline__ char* buffer_base(const CtaShared& cs, DeviceBuffer buffer) {
   return buffer == DeviceBuffer::Input    ? cs.input

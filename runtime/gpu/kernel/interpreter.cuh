@@ -171,9 +171,12 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
         } else if (local) {
           local_step<Type, Op>(args, cs, step, tile, len, first, n);
         } else if (kProtocol == kLL) {
-          fail = ll_step<Type, Op>(args, cs, c, *step, tile, len, first, n) ? 0 : 1;
+          fail = ll_step<Type, Op>(args, cs, c, StepPlace{f, part}, *step, tile, len, first, n) ? 0
+                                                                                                : 1;
         } else {
-          fail = ll128_step<Type, Op>(args, cs, c, *step, tile, len, first, n) ? 0 : 1;
+          fail = ll128_step<Type, Op>(args, cs, c, StepPlace{f, part}, *step, tile, len, first, n)
+                     ? 0
+                     : 1;
         }
         // A merged reduce's sources (cs.extra) are rewritten by the next reduce's wait phase.
         barrier_since_data =

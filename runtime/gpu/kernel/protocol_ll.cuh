@@ -20,14 +20,16 @@ inline namespace WEFT_KERNEL_BUILD {
 // `flag`. Out of line, and given nothing by reference, so that the fast path keeps its line in
 // registers (a line passed by reference would live in local memory, a store on every receive).
 inline __device__ WEFT_NOINLINE LLLine wait_ll_line(const LaunchArgs& args, const CtaShared& cs,
-                                                    const LLLine* p, std::uint32_t flag) {
+                                                    const LLLine* p, std::uint32_t flag,
+                                                    const DeviceStep* step, StepPlace place,
+                                                    std::uint64_t tile) {
   const CtaDescriptor& d = *cs.descriptor;
   Deadline deadline;
   LLLine line{};
   do {
     if (!deadline.keep_waiting(args, d, cs.launch)) {
-      report_wait(args, deadline, cs.site, d.recv_peer, WaitKind::LineFlag, -1, -1, -1, flag,
-                  line.flag0 != flag ? line.flag0 : line.flag1);
+      report_wait(args, deadline, site_of(cs, *step, place, tile), d.recv_peer, WaitKind::LineFlag,
+                  -1, -1, -1, flag, line.flag0 != flag ? line.flag0 : line.flag1);
       return line;
     }
     line = load_ll_line(p);
@@ -52,7 +54,7 @@ inline __device__ WEFT_NOINLINE void rewrite_ll_padding(const LaunchArgs& args, 
 }
 
 template <class Type, class Op>
-__device__ bool ll_step(const LaunchArgs& args, const CtaShared& cs, Counters c,
+__device__ bool ll_step(const LaunchArgs& args, const CtaShared& cs, Counters c, StepPlace place,
                         const DeviceStep& step, std::uint64_t tile, std::uint64_t len,
                         std::uint32_t first, std::uint32_t n) {
   using S = typename Type::Storage;
@@ -81,7 +83,7 @@ __device__ bool ll_step(const LaunchArgs& args, const CtaShared& cs, Counters c,
       if (receiving) {
         LLLine line = load_ll_line(in + first_line + w);
         if (line.flag0 != flag_in || line.flag1 != flag_in) {
-          line = wait_ll_line(args, cs, in + first_line + w, flag_in);
+          line = wait_ll_line(args, cs, in + first_line + w, flag_in, &step, place, tile);
           if (line.flag0 != flag_in || line.flag1 != flag_in) return false;
         }
         data =

@@ -55,7 +55,7 @@ __device__ __forceinline__ void ll128_lane(std::uint8_t type, const char* src, c
 }
 
 template <class Type, class Op>
-__device__ bool ll128_step(const LaunchArgs& args, const CtaShared& cs, Counters c,
+__device__ bool ll128_step(const LaunchArgs& args, const CtaShared& cs, Counters c, StepPlace place,
                            const DeviceStep& step, std::uint64_t tile, std::uint64_t len,
                            std::uint32_t first, std::uint32_t n) {
   using S = typename Type::Storage;
@@ -116,8 +116,8 @@ __device__ bool ll128_step(const LaunchArgs& args, const CtaShared& cs, Counters
             const unsigned stale_lanes = __ballot_sync(0xffffffffu, stale);
             const int reporter = __ffs(stale_lanes != 0u ? stale_lanes : stopped) - 1;
             if (static_cast<int>(lane) == reporter) {
-              report_wait(args, deadline, cs.site, d.recv_peer, WaitKind::LineFlag, -1, -1, -1,
-                          flag_in, v1[0]);
+              report_wait(args, deadline, site_of(cs, step, place, tile), d.recv_peer,
+                          WaitKind::LineFlag, -1, -1, -1, flag_in, v1[0]);
             }
             return false;
           }

@@ -26,8 +26,9 @@ struct ProtocolOptions {
 //        publishes something, and never two data phases without one between them), acquire
 //        loads instead of acquire fences, and the last head or tail seen kept, so that a step
 //        whose slot or message is already known to be there neither polls nor fences.
-// Both are proved by the same host-mode tests; Full stays the default until a GPU has measured
-// Lean against it on every sweep.
+// Both are proved by the same host-mode and GPU tests. Lean is the default: on an H200 it was
+// right on every sweep and faster on every benchmark (docs/performance.md, "Step variants");
+// WEFT_STEP=full brings back the step as first measured, to compare or to rule Lean out.
 enum class StepVariant { Full, Lean };
 const char* to_string(StepVariant variant);
 std::optional<StepVariant> parse_step_variant(std::string_view text);
@@ -50,7 +51,7 @@ struct RuntimeOptions {
   // values force many tiles (tests use it; results must not depend on it).
   std::size_t max_tile_bytes = 0;
   // WEFT_STEP=full|lean: the step variant.
-  StepVariant step = StepVariant::Full;
+  StepVariant step = StepVariant::Lean;
 
   const ProtocolOptions& protocol(ir::Protocol proto) const;
 };
