@@ -26,7 +26,7 @@
 # --steps      comma-separated, default tests,check,corpus,library,bench,latency,multi,nccl,torch;
 #              only the targets those steps need are built
 # --variants   the step variants (full, lean) the per-variant steps run under, in this order
-#              (default full,lean)
+#              (default lean,full: the default step first, so that a budget cut leaves it run)
 # --quick      every step smaller: 8 ranks only, sizes to 16 MB (1 MB for corpus and library),
 #              benchmarks to 64 MB, the shim at 1, 2 and 4 processes
 # --out DIR    where the results go (default: $OUT when set, else BUILD/gpu-check-out): at most
@@ -73,7 +73,7 @@ quick=0
 pack=""
 rehearse=0
 steps="tests,check,corpus,library,bench,latency,multi,nccl,torch"
-variants="full,lean"
+variants="lean,full"
 jobs=$(nproc 2>/dev/null || echo 8)
 budget=540
 test_timeout=${WEFT_GPU_TEST_TIMEOUT:-120}
