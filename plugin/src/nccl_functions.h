@@ -34,14 +34,18 @@ struct NcclFunctions {
 // Where the real NCCL was found, or why it was not.
 struct NcclLibrary {
   NcclFunctions functions;
-  bool found = false;      // at least the entry points every application needs were found
-  std::string origin;      // "the application's libnccl (RTLD_NEXT)" or the WEFT_NCCL_LIB path
-  std::string error;       // when not found: what was tried and what failed
-  void* handle = nullptr;  // dlopen handle for WEFT_NCCL_LIB; kept open for the process's life
+  bool found = false;  // at least the entry points every application needs were found
+  std::string origin;  // "the application's libnccl (RTLD_NEXT)" or the WEFT_NCCL_LIB path
+  std::string error;   // when not found: what was tried and what failed
+  // dlopen handle for WEFT_NCCL_LIB, or for a libnccl.so.2 found loaded in a local scope; kept
+  // open for the process's life
+  void* handle = nullptr;
 };
 
 // `library_path` empty: the next definition after this library in the process's lookup order
-// (the libnccl the application links). Otherwise dlopen that file. Each function is looked up
+// (the libnccl the application links), else a libnccl.so.2 already loaded in a local scope (a
+// Python extension's, as PyTorch's; RTLD_NOLOAD, never a library of its own). Otherwise dlopen
+// that file. Each function is looked up
 // as pncclX, then as ncclX in an explicitly opened library (a stand-in may define only one).
 // Functions missing from an older libnccl stay null; calling them reports an error.
 NcclLibrary resolve_nccl(const std::string& library_path);

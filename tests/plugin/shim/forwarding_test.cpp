@@ -145,6 +145,21 @@ TEST_CASE("forwarding: without a real NCCL every call fails with ncclSystemError
         std::string::npos);
 }
 
+TEST_CASE("forwarding: a libnccl.so.2 the application loaded in a local scope is found") {
+  // As PyTorch loads it (inside a Python extension): out of RTLD_NEXT's sight. The shim keeps
+  // the library open, so this case is declared after the one that needs no libnccl loaded.
+  void* local = dlopen(WEFT_RECORDING_NCCL_SONAME, RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(local != nullptr);
+  {
+    ShimUnderTest t(ShimConfig{}, "");
+    int version = 0;
+    CHECK(t.shim->get_version(&version) == ncclSuccess);
+    CHECK(version == 22809);
+    CHECK(t.logged("forwarding to the application's libnccl.so.2 (loaded in a local scope)"));
+  }
+  dlclose(local);
+}
+
 TEST_CASE("forwarding: a WEFT_NCCL_LIB that cannot be opened is reported") {
   ShimUnderTest t(ShimConfig{}, "/nonexistent/libnccl.so.2");
   int version = 0;
