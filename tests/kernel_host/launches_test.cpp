@@ -68,6 +68,53 @@ TEST_CASE("launches: the same launch arguments replayed, as a graph replays them
   report_calls("replayed launches", calls);
 }
 
+TEST_CASE("launches: the step variant reaches the kernel, and each continues the other's state",
+          "[kernel-host][launches]") {
+  int calls = 0;
+  for (const ir::Protocol proto : kProtocols) {
+    for (const StepVariant variant : {StepVariant::Full, StepVariant::Lean}) {
+      INFO(ir::to_string(proto) << ", " << to_string(variant) << " step");
+      const ir::Algorithm algo = perf::ring_allreduce(4, proto, 2);
+      auto host = make_host_transport(algo.ngpus);
+      REQUIRE(host.ok());
+      auto recording = std::make_shared<RecordingTransport>(host.value());
+      RuntimeOptions options = host_options();
+      options.step = variant;
+      auto e = emulate_over(std::shared_ptr<Transport>(recording), perf::make_host_perf_device(),
+                            algo, options);
+      const cpu::Executor executor(algo, standard_spec(algo, 0));
+      const perf::Reference reference =
+          perf::compute_reference(executor, kChunk, DataType::Float, ReduceOp::Sum, 0, false);
+      REQUIRE(reference.error.empty());
+      auto call = perf::DeviceCall::create(*e->device, *e->comm, algo, count_for(algo, kChunk),
+                                           DataType::Float, false);
+      REQUIRE(call.ok());
+      REQUIRE(call.value()->upload(reference).ok());
+      REQUIRE(call.value()->run(*e->comm, e->handle, ReduceOp::Sum, -1, nullptr).ok());
+      const auto& launch = recording->recorder().last();
+      REQUIRE(launch.has_value());
+      CHECK(launch->args.lean_steps == (variant == StepVariant::Lean ? 1u : 0u));
+      // The other variant, launched on the counters and flags this one left (out of place, the
+      // same inputs: the same result): both keep the same per-connection state, so either may
+      // follow the other.
+      RecordingRuntime::Launch other = *launch;
+      other.args.lean_steps = 1u - launch->args.lean_steps;
+      REQUIRE(recording->recorder().relaunch(other).ok());
+      const Status async = e->comm->async_error();
+      INFO(async.str());
+      REQUIRE(async.ok());
+      auto wrong = call.value()->count_wrong(reference);
+      REQUIRE(wrong.ok());
+      CHECK(wrong.value() == 0);
+      ++calls;
+      // And this variant again after the other.
+      CHECK(run_checked(*e, {kChunk, DataType::Float, ReduceOp::Sum, false, 0, 2}) == 0);
+      ++calls;
+    }
+  }
+  report_calls("step variants", calls);
+}
+
 TEST_CASE("launches: steps with more pieces than a slot holds go as several messages",
           "[kernel-host][launches]") {
   // The smallest slots (1 KB) and tiles of 16 bytes: a cnt-72 step needs 72 pieces, more than
