@@ -153,12 +153,13 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
         const std::uint32_t n = count - first < per_message ? count - first : per_message;
         const bool waits = !lean || step_waits(*step, kProtocol, part == 0, c, args.fifo_depth);
         int fail = 0;
-        if (threadIdx.x == 0) {
+        if (threadIdx.x == 0 && waits) {
+          // Only the wait phase reports from cs.site (data phases build theirs: site_of).
           cs.site.ir_step = step->ir_step;
           cs.site.flat_step = f;
           cs.site.part = static_cast<std::int32_t>(part);
           cs.site.tile = tile;
-          if (waits) fail = wait_phase(args, cs, c, step, tile, kProtocol, part == 0) ? 0 : 1;
+          fail = wait_phase(args, cs, c, step, tile, kProtocol, part == 0) ? 0 : 1;
         }
         if (waits || !barrier_since_data) {
           if (__syncthreads_or(fail)) {
