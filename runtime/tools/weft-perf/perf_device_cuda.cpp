@@ -63,7 +63,8 @@ class CudaPerfDevice final : public PerfDevice {
     // From pageable memory cudaMemcpy may return before its DMA has reached the device, and the
     // calls run on a non-blocking stream, which does not wait for it: without this, a call could
     // read part of the previous contents (seen on an H200 as wrong in-place results at 1 MB).
-    PERF_CUDA(cudaDeviceSynchronize());
+    // The copy runs on the legacy stream: wait for that one.
+    PERF_CUDA(cudaStreamSynchronize(nullptr));
     return {};
   }
   gpu::Status download(std::span<std::byte> destination, const void* source) override {

@@ -61,8 +61,9 @@ class CudaRuntime final : public DeviceRuntime {
     if (!scope.status().ok()) return scope.status();
     WEFT_CUDA_TRY(cudaMemcpy(destination, data.data(), data.size(), cudaMemcpyHostToDevice));
     // From pageable memory cudaMemcpy may return before its DMA has reached the device, and a
-    // call launched next on the application's non-blocking stream would not wait for it.
-    WEFT_CUDA_TRY(cudaDeviceSynchronize());
+    // call launched next on the application's non-blocking stream would not wait for it. The
+    // copy runs on the legacy stream: waiting for that one leaves the application's own work be.
+    WEFT_CUDA_TRY(cudaStreamSynchronize(nullptr));
     return {};
   }
 

@@ -67,8 +67,8 @@ Status DeviceAllocation::upload(std::span<const std::byte> data, std::size_t off
   WEFT_CUDA_TRY(cudaMemcpy(static_cast<char*>(pointer_) + offset, data.data(), data.size(),
                            cudaMemcpyHostToDevice));
   // The DMA from pageable memory may still be on its way when cudaMemcpy returns; a kernel on a
-  // non-blocking stream would not wait for it.
-  WEFT_CUDA_TRY(cudaDeviceSynchronize());
+  // non-blocking stream would not wait for it. The copy runs on the legacy stream: wait for it.
+  WEFT_CUDA_TRY(cudaStreamSynchronize(nullptr));
   return {};
 }
 
