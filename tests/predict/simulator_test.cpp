@@ -288,7 +288,8 @@ TEST_CASE("Sizes an algorithm does not divide into are reported, not simulated")
 
 // The call's time with the tiles past the first 64 added by their period, after checking it
 // against simulating every tile (within 1 %).
-double extended_time(const ir::Algorithm& algo, const predict::Topology& topo, std::uint64_t bytes) {
+double extended_time(const ir::Algorithm& algo, const predict::Topology& topo,
+                     std::uint64_t bytes) {
   const predict::Simulator simulator(algo, topo);
   predict::SimulationOptions options;
   options.bytes = bytes;
@@ -308,6 +309,43 @@ TEST_CASE("Simulating tiles past the first ones by their period matches simulati
   params.protocol = ir::Protocol::LL;
   extended_time(library_algorithm("allreduce_ring", params), topology("h100-nvswitch"),
                 64ull << 20);
+}
+
+// A sweep of sizes reuses the simulated tiles' makespans for every call long enough to outgrow
+// them; what it predicts must be what a simulator new to each size predicts.
+TEST_CASE("A simulator asked size after size predicts each as a fresh one does") {
+  dsl::AlgorithmParams params;
+  params.ranks = 8;
+  params.protocol = ir::Protocol::LL;
+  const ir::Algorithm ring = library_algorithm("allgather_ring", params);
+  const predict::Topology topo = topology("h100-nvswitch");
+  const predict::Simulator reused(ring, topo);
+  std::size_t extended = 0;
+  // Sizes in no order, one twice, and calls of other shapes between them (a deeper FIFO,
+  // smaller tiles): each must get its own tiles' makespans, never another shape's.
+  struct Call {
+    std::uint64_t bytes;
+    int fifo_depth;
+    std::size_t max_tile_bytes;
+  };
+  for (const Call call :
+       {Call{64ull << 20, 0, 0}, Call{16ull << 20, 0, 0}, Call{128ull << 20, 2, 0},
+        Call{64ull << 20, 0, 0}, Call{256ull << 20, 0, 8192}, Call{128ull << 20, 0, 0}}) {
+    predict::SimulationOptions options;
+    options.bytes = call.bytes;
+    if (call.fifo_depth > 0) options.runtime.ll.fifo_depth = call.fifo_depth;
+    options.runtime.max_tile_bytes = call.max_tile_bytes;
+    const predict::SimulationResult again = reused.run(options);
+    const predict::SimulationResult fresh = predict::Simulator(ring, topo).run(options);
+    INFO(call.bytes << " bytes: " << again.error);
+    REQUIRE(again.ok());
+    REQUIRE(fresh.ok());
+    CHECK(again.time_us == fresh.time_us);
+    CHECK(again.simulated_tiles == fresh.simulated_tiles);
+    CHECK(again.step_executions == fresh.step_executions);
+    extended += again.tiles > again.simulated_tiles;
+  }
+  CHECK(extended >= 5);  // the reuse was exercised
 }
 
 // The pipeline's last tiles drain with no later tile competing for the NICs; a period taken from

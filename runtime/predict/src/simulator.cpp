@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <queue>
 #include <utility>
 
@@ -68,6 +69,27 @@ double local_memory_accesses(ir::StepType type) {
 
 }  // namespace
 
+// A call of more tiles than are simulated runs the same simulated tiles whatever its size: full
+// tiles of the protocol's slot. Their two makespans (all simulated tiles, and half of them) are
+// kept per shape, so that a sweep of sizes (tune's, synthesize's) simulates them once, not once
+// per size past the point where calls outgrow the simulated tiles.
+struct SteadyState {
+  bool in_place = false;
+  std::size_t element_bytes = 0;
+  std::size_t tile_elements = 0;
+  std::size_t simulated = 0;
+  int fifo_depth = 0;
+  double makespan_us = 0;
+  double half_makespan_us = 0;
+  std::size_t half_tiles = 0;
+  std::uint64_t step_executions = 0;
+  bool same_shape(const SteadyState& other) const {
+    return in_place == other.in_place && element_bytes == other.element_bytes &&
+           tile_elements == other.tile_elements && simulated == other.simulated &&
+           fifo_depth == other.fifo_depth;
+  }
+};
+
 struct Simulator::State {
   const ir::Algorithm* algorithm = nullptr;
   const Topology* topology = nullptr;
@@ -76,6 +98,8 @@ struct Simulator::State {
   std::string error;
   int max_count = 1;
   int max_steps = 1;
+  mutable std::mutex steady_mutex;  // run() is const: callers may share a simulator across threads
+  mutable std::vector<SteadyState> steady;
 };
 
 Simulator::Simulator(const ir::Algorithm& algorithm, const Topology& topology)
@@ -494,28 +518,61 @@ SimulationResult Simulator::run(const SimulationOptions& options) const {
   result.tile_elements = call->tile_elements;
   result.tiles = call->tiles;
   result.fifo_depth = options.runtime.protocol(algo.protocol).fifo_depth;
-  Run run(algo, *s.topology, s.plan, layout, call.value(), options, result);
-  run.run();
-  if (!result.ok()) return result;
-  // A call of more tiles than were simulated is a pipeline in steady state between its fill and
-  // its drain. Its period is taken from a second run of half the tiles: both runs fill and drain
-  // alike, so the difference of their makespans is the steady state's. (The period between the
-  // last simulated tiles' completions is not: those tiles drain with no later tile competing for
-  // the links, which made 1 GB alltoalls beat the network's cut.)
-  const std::size_t simulated = result.simulated_tiles;
-  if (call->tiles > simulated && simulated >= 4) {
-    SimulationOptions shorter = options;
-    shorter.record = false;
-    shorter.max_tiles = static_cast<int>(simulated / 2);
-    SimulationResult half;
-    Run half_run(algo, *s.topology, s.plan, layout, call.value(), shorter, half);
-    half_run.run();
-    if (!half.ok()) {
-      result.error = half.error;
-      return result;
+  const std::size_t simulated =
+      static_cast<std::size_t>(Run::simulated_tiles(call.value(), options));
+  const bool extended = call->tiles > simulated && simulated >= 4;
+  SteadyState shape_key;
+  shape_key.in_place = shape.in_place;
+  shape_key.element_bytes = element_bytes;
+  shape_key.tile_elements = call->tile_elements;
+  shape_key.simulated = simulated;
+  shape_key.fifo_depth = result.fifo_depth;
+  std::optional<SteadyState> steady;
+  if (extended && !options.record) {
+    const std::lock_guard lock(s.steady_mutex);
+    for (const SteadyState& known : s.steady) {
+      if (known.same_shape(shape_key)) steady = known;
     }
-    const double period = std::max(0.0, (run.makespan_us() - half_run.makespan_us()) /
-                                            static_cast<double>(simulated - half.simulated_tiles));
+  }
+  if (!steady) {
+    Run run(algo, *s.topology, s.plan, layout, call.value(), options, result);
+    run.run();
+    if (!result.ok()) return result;
+    steady = shape_key;
+    steady->makespan_us = run.makespan_us();
+    steady->step_executions = result.step_executions;
+    // A call of more tiles than were simulated is a pipeline in steady state between its fill
+    // and its drain. Its period is taken from a second run of half the tiles: both runs fill and
+    // drain alike, so the difference of their makespans is the steady state's. (The period
+    // between the last simulated tiles' completions is not: those tiles drain with no later tile
+    // competing for the links, which made 1 GB alltoalls beat the network's cut.)
+    if (extended) {
+      SimulationOptions shorter = options;
+      shorter.record = false;
+      shorter.max_tiles = static_cast<int>(simulated / 2);
+      SimulationResult half;
+      Run half_run(algo, *s.topology, s.plan, layout, call.value(), shorter, half);
+      half_run.run();
+      if (!half.ok()) {
+        result.error = half.error;
+        return result;
+      }
+      steady->half_makespan_us = half_run.makespan_us();
+      steady->half_tiles = half.simulated_tiles;
+      if (!options.record) {
+        const std::lock_guard lock(s.steady_mutex);
+        s.steady.push_back(*steady);
+      }
+    }
+  }
+  result.simulated_tiles = simulated;
+  result.step_executions = steady->step_executions;
+  result.time_us = s.topology->costs().launch_latency_us +
+                   s.topology->costs().protocol(algo.protocol).call_latency_us +
+                   steady->makespan_us;
+  if (extended) {
+    const double period = std::max(0.0, (steady->makespan_us - steady->half_makespan_us) /
+                                            static_cast<double>(simulated - steady->half_tiles));
     result.time_us += period * static_cast<double>(call->tiles - simulated);
   }
   result.algbw_gbs = static_cast<double>(options.bytes) / (result.time_us * 1e3);

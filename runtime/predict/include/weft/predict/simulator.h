@@ -90,6 +90,10 @@ class Simulator {
   // Non-empty when the algorithm cannot be simulated on this topology at all (rank counts
   // differ, an IR the executor refuses); run() then returns it as its error.
   const std::string& error() const;
+  // Safe to call from several threads. A simulator keeps the makespans of the tiles it simulated
+  // for calls that outgrow them (max_tiles): a later call of the same shape (tile size, FIFO
+  // depth, mode) and any larger size reuses them, so a sweep of sizes costs one simulation of
+  // its large calls, not one per size.
   SimulationResult run(const SimulationOptions& options) const;
 
  private:
