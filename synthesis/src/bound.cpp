@@ -1,6 +1,8 @@
 #include "weft/synthesis/bound.h"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <vector>
@@ -11,9 +13,42 @@
 
 namespace weft::synthesis {
 
+double Bound::time_us(std::uint64_t bytes) const {
+  if (floors.empty()) return transfer_us(bytes);
+  double best = std::numeric_limits<double>::infinity();
+  for (const ProtocolFloor& f : floors) {
+    best = std::min(best, f.latency_us + transfer_us(bytes) / f.efficiency);
+  }
+  return best;
+}
+
+double Bound::latency_us(std::uint64_t bytes) const {
+  const double time = time_us(bytes);
+  for (const ProtocolFloor& f : floors) {
+    if (f.latency_us + transfer_us(bytes) / f.efficiency == time) return f.latency_us;
+  }
+  return 0;
+}
+
+double Bound::min_latency_us() const {
+  double least = floors.empty() ? 0 : std::numeric_limits<double>::infinity();
+  for (const ProtocolFloor& f : floors) least = std::min(least, f.latency_us);
+  return least;
+}
+
 namespace {
 
 using detail::FlowGraph;
+
+// Which side of a cut each rank is on: a message crosses it between ranks of different groups
+// (two groups for a set and the rest; one per GPU or per node where groups of them bind).
+using Groups = std::vector<int>;
+
+Groups set_groups(const std::vector<bool>& inside) {
+  Groups groups(inside.size());
+  for (std::size_t r = 0; r < inside.size(); ++r) groups[r] = inside[r] ? 1 : 0;
+  return groups;
+}
 
 // Ranks whose cuts are checked: all of them on one node; on several, node 0's, because the other
 // nodes are copies of it joined by one network (TopologyRequest), so their cuts are the same.
@@ -67,6 +102,7 @@ std::string describe_cut(const predict::Topology& topology, const std::vector<bo
 struct TreeRate {
   double per_root_gbs = 0;  // each rank's block reaches every other rank at this rate
   std::string cut;
+  Groups groups;
 };
 
 // The largest rate x at which every rank can send its block to all others at once: for every
@@ -126,6 +162,7 @@ TreeRate tree_rate(const predict::Topology& topology, bool reversed) {
     rate.per_root_gbs = lo;
   }
   rate.cut = describe_cut(topology, cut, reversed);
+  rate.groups = set_groups(cut);
   return rate;
 }
 
@@ -193,7 +230,7 @@ std::vector<std::vector<bool>> bridge_sets(const predict::Topology& topology) {
 
 // Alltoall: a set S of s GPUs takes s (N - s) M / N bytes in and sends as many out; the time is
 // at least that over the max-flow into (out of) S, for the sets tried.
-Bound alltoall_bound(const predict::Topology& topology) {
+Bound alltoall_bound(const predict::Topology& topology, Groups& groups) {
   const int n = topology.ranks();
   std::vector<std::vector<bool>> sets;
   for (int r : representative_ranks(topology)) {
@@ -226,6 +263,7 @@ Bound alltoall_bound(const predict::Topology& topology) {
       if (cost > worst) {
         worst = cost;
         bound.cut = describe_cut(topology, s, reversed);
+        groups = set_groups(s);
       }
     }
   }
@@ -251,19 +289,26 @@ double flow_into(FlowGraph& graph, const std::vector<bool>& inside) {
 // (the others' partial sum) and sends M out. On a symmetric machine this is the reduce-scatter plus
 // allgather bound; where links are uneven it is lower, because a weak GPU need not take its full
 // share (a leaf of every tree takes M in and sends M out).
-Bound allreduce_bound(const predict::Topology& topology) {
+Bound allreduce_bound(const predict::Topology& topology, Groups& groups) {
   const int n = topology.ranks();
   const int nodes = topology.nodes();
   const std::vector<int> ranks = representative_ranks(topology);
   Bound bound;
   bound.collective = ir::Collective::AllReduce;
   double worst = 0;  // seconds per GB of M
-  auto consider = [&](double cost, std::string cut) {
+  auto consider = [&](double cost, std::string cut, Groups sides) {
     if (cost > worst) {
       worst = cost;
       bound.cut = std::move(cut);
+      groups = std::move(sides);
     }
   };
+  Groups each_gpu(static_cast<std::size_t>(n));
+  Groups each_node(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    each_gpu[static_cast<std::size_t>(r)] = r;
+    each_node[static_cast<std::size_t>(r)] = r / topology.gpus_per_node();
+  }
   // Built once each: building walks every route between two GPUs.
   FlowGraph in(topology, false);
   FlowGraph out(topology, true);
@@ -280,17 +325,17 @@ Bound allreduce_bound(const predict::Topology& topology) {
             fmt::format("{} has no path {} it", gpu_name(topology, r), way));
       }
       total += flow;
-      consider(1 / flow, describe_cut(topology, s, reversed));
+      consider(1 / flow, describe_cut(topology, s, reversed), set_groups(s));
     }
     total *= static_cast<double>(n) / static_cast<double>(ranks.size());
-    consider(2.0 * (n - 1) / total, fmt::format("the links {} every GPU, together", way));
+    consider(2.0 * (n - 1) / total, fmt::format("the links {} every GPU, together", way), each_gpu);
     if (nodes > 1) {
       std::vector<bool> s(static_cast<std::size_t>(n), false);
       for (int r = 0; r < topology.gpus_per_node(); ++r) s[static_cast<std::size_t>(r)] = true;
       const double flow = flow_into(graph, s);
-      consider(1 / flow, describe_cut(topology, s, reversed));
+      consider(1 / flow, describe_cut(topology, s, reversed), set_groups(s));
       consider(2.0 * (nodes - 1) / (nodes * flow),
-               fmt::format("the links {} every node, together", way));
+               fmt::format("the links {} every node, together", way), each_node);
     }
   }
   // Two groups, a set one link of a node separates and the rest: 2 M cross between them (the
@@ -298,10 +343,42 @@ Bound allreduce_bound(const predict::Topology& topology) {
   for (const std::vector<bool>& s : bridge_sets(topology)) {
     const double into = flow_into(in, s);
     const double out_of = flow_into(out, s);
-    consider(2 / (into + out_of), fmt::format("{}, both ways", describe_cut(topology, s, false)));
+    consider(2 / (into + out_of), fmt::format("{}, both ways", describe_cut(topology, s, false)),
+             set_groups(s));
   }
   bound.algbw_gbs = 1 / worst;
   return bound;
+}
+
+// Per protocol, what every call pays besides its transfer (bound.h): the launch, the protocol's
+// call latency and the cheapest hop between two ranks on different sides of the cut. Pairs with a
+// rank of node 0 stand for all: the other nodes are copies of it, joined by one network.
+std::vector<ProtocolFloor> floors(const predict::Topology& topology, const Groups& groups) {
+  std::array<bool, predict::kLinkTypes> crossing{};
+  const int n = topology.ranks();
+  for (const int a : representative_ranks(topology)) {
+    for (int b = 0; b < n; ++b) {
+      if (groups[static_cast<std::size_t>(a)] == groups[static_cast<std::size_t>(b)]) continue;
+      crossing[static_cast<std::size_t>(topology.route_type(a, b))] = true;
+      crossing[static_cast<std::size_t>(topology.route_type(b, a))] = true;
+    }
+  }
+  std::vector<ProtocolFloor> out;
+  for (const ir::Protocol protocol :
+       {ir::Protocol::Simple, ir::Protocol::LL, ir::Protocol::LL128}) {
+    const predict::ProtocolCosts& costs = topology.costs().protocol(protocol);
+    double hop = std::numeric_limits<double>::infinity();
+    for (std::size_t type = 0; type < predict::kLinkTypes; ++type) {
+      if (crossing[type]) hop = std::min(hop, costs.hop_latency_us[type]);
+    }
+    if (!std::isfinite(hop)) hop = 0;
+    ProtocolFloor f;
+    f.protocol = protocol;
+    f.latency_us = topology.costs().launch_latency_us + costs.call_latency_us + hop;
+    f.efficiency = costs.payload_efficiency > 0 ? std::min(1.0, costs.payload_efficiency) : 1;
+    out.push_back(f);
+  }
+  return out;
 }
 
 }  // namespace
@@ -326,12 +403,21 @@ Bound bandwidth_bound(const predict::Topology& topology, ir::Collective collecti
       const TreeRate rate = tree_rate(topology, collective == ir::Collective::ReduceScatter);
       bound.algbw_gbs = n * rate.per_root_gbs;
       bound.cut = rate.cut;
+      bound.floors = floors(topology, rate.groups);
       return bound;
     }
-    case ir::Collective::AllReduce:
-      return allreduce_bound(topology);
-    case ir::Collective::AllToAll:
-      return alltoall_bound(topology);
+    case ir::Collective::AllReduce: {
+      Groups groups;
+      bound = allreduce_bound(topology, groups);
+      bound.floors = floors(topology, groups);
+      return bound;
+    }
+    case ir::Collective::AllToAll: {
+      Groups groups;
+      bound = alltoall_bound(topology, groups);
+      bound.floors = floors(topology, groups);
+      return bound;
+    }
     default:
       throw std::invalid_argument(fmt::format(
           "no synthesis for {}: allgather, reducescatter, allreduce and alltoall are synthesized",

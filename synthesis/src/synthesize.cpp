@@ -257,11 +257,26 @@ Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& 
   return s;
 }
 
+namespace {
+
+// The latency Simple pays: what large calls, which Simple carries, approach the bound's time by.
+double simple_latency(const Bound& bound) {
+  for (const ProtocolFloor& f : bound.floors) {
+    if (f.protocol == ir::Protocol::Simple) return f.latency_us;
+  }
+  return 0;
+}
+
+}  // namespace
+
 std::string bound_report(const Synthesis& s) {
   std::string out = fmt::format(
       "\n## Against the bound\n\nNo schedule moves a call faster than its bytes over {:.1f} GB/s "
-      "(algorithm bandwidth): {}. % of bound is the bound's time over the predicted time.\n\n",
-      s.bound.algbw_gbs, s.bound.cut);
+      "(algorithm bandwidth): {}. Besides, every call pays the launch, its protocol's call "
+      "latency and one hop across that cut: {:.1f} us at least (LL), {:.1f} us with Simple's "
+      "full payload per line. The bound's time is the best protocol's latency plus its transfer; "
+      "% of bound is the bound's time over the predicted time.\n\n",
+      s.bound.algbw_gbs, s.bound.cut, s.bound.min_latency_us(), simple_latency(s.bound));
   if (!s.plan.rings.empty()) {
     out += "Rings within a node (ranks in order, width per direction):\n\n";
     for (const NodeRing& r : s.plan.rings) {

@@ -21,7 +21,37 @@ TEST_CASE("On one NVSwitch node a GPU's NVLink binds: 450 GB/s over (N-1)/N") {
   CHECK_THAT(rs.cut, Catch::Contains("out of gpu"));
   const Bound ar = bandwidth_bound(h100, ir::Collective::AllReduce);
   CHECK(ar.algbw_gbs == Approx(ag.algbw_gbs / 2).epsilon(1e-4));
-  CHECK(ag.time_us(1 << 30) == Approx((1 << 30) / (ag.algbw_gbs * 1e3)));
+  CHECK(ag.transfer_us(1 << 30) == Approx((1 << 30) / (ag.algbw_gbs * 1e3)));
+}
+
+// Every call pays the launch, its protocol's call latency and one hop across the cut: small
+// calls are bound by LL's (no call latency, the shortest hop, half the payload per line), large
+// ones by Simple's (full payload).
+TEST_CASE("The bound's time adds what every call pays to the transfer, by the best protocol") {
+  const predict::Topology h100 = topology("h100-nvswitch");
+  const predict::CostParameters& costs = h100.costs();
+  const Bound ag = bandwidth_bound(h100, ir::Collective::AllGather);
+  REQUIRE(ag.floors.size() == 3);
+  const auto latency = [&](ir::Protocol p, predict::LinkType hop) {
+    return costs.launch_latency_us + costs.protocol(p).call_latency_us +
+           costs.protocol(p).hop_latency_us[static_cast<std::size_t>(hop)];
+  };
+  const double ll = latency(ir::Protocol::LL, predict::LinkType::NVLink);
+  const double simple = latency(ir::Protocol::Simple, predict::LinkType::NVLink);
+  REQUIRE(ll < simple);
+  const double ll_efficiency = costs.protocol(ir::Protocol::LL).payload_efficiency;
+  CHECK(ag.time_us(1024) == Approx(ll + ag.transfer_us(1024) / ll_efficiency));
+  CHECK(ag.latency_us(1024) == Approx(ll));
+  CHECK(ag.time_us(1 << 30) == Approx(simple + ag.transfer_us(1 << 30)));
+  CHECK(ag.latency_us(1 << 30) == Approx(simple));
+
+  // Across nodes the binding cut is a node's NICs: its hop is the network's.
+  const predict::Topology a100 = topology("a100-nvswitch", 8);
+  const Bound across = bandwidth_bound(a100, ir::Collective::AllGather);
+  const predict::ProtocolCosts& a100_simple = a100.costs().protocol(ir::Protocol::Simple);
+  CHECK(across.latency_us(1 << 30) ==
+        Approx(a100.costs().launch_latency_us + a100_simple.call_latency_us +
+               a100_simple.hop_latency_us[static_cast<std::size_t>(predict::LinkType::Network)]));
 }
 
 // The figure: NVLink (300) plus the GPU's own NIC (25) into each GPU; the PCIe switch a

@@ -27,8 +27,9 @@ void check(const Synthesis& s) {
     double chosen = 0;
     for (const tuning::Contender& c : t.contenders) {
       INFO(c.name << " at " << t.sizes[i] << " bytes");
-      // Below the bound is a bug in the bound or in the simulator.
-      CHECK(c.time_us[i] >= bound);
+      // Below the bound is a bug in the bound or in the simulator. A one-hop LL schedule
+      // reaches the bound at small sizes, to the last bits.
+      CHECK(c.time_us[i] >= bound * (1 - 1e-12));
       if (c.nccl) nccl = std::min(nccl, c.time_us[i]);
     }
     for (const tuning::Band& b : t.bands) {

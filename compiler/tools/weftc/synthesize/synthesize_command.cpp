@@ -77,8 +77,11 @@ int synthesize(const SynthesizeArgs& args) {
   try {
     const synthesis::Bound bound = synthesis::bandwidth_bound(*topology, *collective);
     request.bound = bound;
-    fmt::print("bound: {} on {} ranks of '{}' moves at most {:.1f} GB/s algbw ({})\n",
-               args.collective, topology->ranks(), topology->name(), bound.algbw_gbs, bound.cut);
+    fmt::print(
+        "bound: {} on {} ranks of '{}' moves at most {:.1f} GB/s algbw ({}), after {:.1f} us "
+        "that every call pays (launch, call latency, one hop across that cut)\n",
+        args.collective, topology->ranks(), topology->name(), bound.algbw_gbs, bound.cut,
+        bound.min_latency_us());
     std::fflush(stdout);  // before the minutes a large machine's predictions may take
   } catch (const std::invalid_argument& e) {
     fmt::print(stderr, "weftc synthesize: {}\n", e.what());

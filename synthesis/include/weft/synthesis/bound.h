@@ -24,23 +24,47 @@
 //                  the best of the single GPUs, the sets of GPUs one link of a node separates
 //                  (below a PCIe switch, behind a socket link), the nodes and half of the nodes
 //                  (a lower bound, not always the tightest cut).
+//
+// Besides moving its bytes, every call pays what Weft's cost model charges whatever the
+// schedule: the launch, the protocol's call latency, and one hop latency for the last message
+// across the binding cut (its last bytes arrive that long after they leave). A protocol whose lines
+// carry flags (LL, LL128) moves its bytes at its payload efficiency. The bound's time is the least
+// over the protocols of those latencies plus the transfer; the algbw figure is the transfer's
+// alone, what large calls approach.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "weft/ir/ir.h"
 #include "weft/predict/topology.h"
 
 namespace weft::synthesis {
 
+// What one protocol pays on the binding cut besides the transfer.
+struct ProtocolFloor {
+  ir::Protocol protocol = ir::Protocol::Simple;
+  double latency_us = 0;  // launch + the protocol's call latency + one hop across the cut
+  double efficiency = 1;  // payload bytes per byte on the links
+};
+
 struct Bound {
   ir::Collective collective = ir::Collective::AllGather;
-  double algbw_gbs = 0;  // no schedule moves M bytes faster than M / algbw
-  std::string cut;       // the binding cut, in words ("the links into node 0 gpu 3")
-  double time_us(std::uint64_t bytes) const {
+  double algbw_gbs = 0;               // no schedule moves M bytes faster than M / algbw
+  std::string cut;                    // the binding cut, in words ("the links into node 0 gpu 3")
+  std::vector<ProtocolFloor> floors;  // one per protocol; none: the transfer alone
+
+  // The bytes' transfer over the binding cut, at full payload efficiency.
+  double transfer_us(std::uint64_t bytes) const {
     return static_cast<double>(bytes) / (algbw_gbs * 1e3);
   }
+  // The least time a call of `bytes` can take: the best protocol's latencies and transfer.
+  double time_us(std::uint64_t bytes) const;
+  // The latency of the protocol that gives time_us(bytes).
+  double latency_us(std::uint64_t bytes) const;
+  // The least latency of any protocol: what even the smallest call pays.
+  double min_latency_us() const;
 };
 
 // Throws std::invalid_argument for a collective other than allgather, reducescatter, allreduce
