@@ -1,32 +1,149 @@
 #include "flow_network.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace weft::predict::detail {
 
-FlowNetwork::FlowNetwork(std::vector<double> capacity)
-    : capacity_(std::move(capacity)), load_(capacity_.size(), 0), members_(capacity_.size()) {}
+namespace {
+constexpr double kUnbound = std::numeric_limits<double>::infinity();
+}  // namespace
+
+FlowNetwork::FlowNetwork(std::vector<double> capacity, std::vector<bool> fair)
+    : capacity_(std::move(capacity)),
+      fair_(capacity_.size(), 0),
+      load_(capacity_.size(), 0),
+      members_(capacity_.size()),
+      demand_(capacity_.size(), 0),
+      level_(capacity_.size(), kUnbound),
+      dirty_stamp_(capacity_.size(), 0) {
+  for (std::size_t l = 0; l < fair.size() && l < fair_.size(); ++l) fair_[l] = fair[l] ? 1 : 0;
+}
 
 void FlowNetwork::settle(Flow& flow, double now) {
   flow.remaining = std::max(0.0, flow.remaining - flow.rate * (now - flow.updated));
   flow.updated = now;
 }
 
-void FlowNetwork::rerate(int id, double now) {
-  Flow& flow = flows_[static_cast<std::size_t>(id)];
-  double rate = flow.cap;
+double FlowNetwork::even_limit(const Flow& flow) const {
+  double limit = flow.cap;
   for (const LinkUse& use : flow.uses) {
     const auto l = static_cast<std::size_t>(use.link);
-    rate = std::min(rate, capacity_[l] / load_[l]);
+    if (fair_[l] == 0) limit = std::min(limit, capacity_[l] / load_[l]);
   }
-  // A flow whose bottleneck is elsewhere keeps its rate, and so its end: most of a memory link's
-  // flows, when one more starts on it. Its bytes are settled only when its rate changes.
-  if (flow.heap_slot >= 0 && rate == flow.rate) return;
-  settle(flow, now);
-  flow.rate = rate;
-  flow.end = now + flow.remaining / rate;
-  heap_update(id);
+  return limit;
+}
+
+double FlowNetwork::demand_on(double limit, double weight, int link) const {
+  return std::min(weight * limit, capacity_[static_cast<std::size_t>(link)]);
+}
+
+void FlowNetwork::touch(int id) {
+  auto& stamp = touch_stamp_[static_cast<std::size_t>(id)];
+  if (stamp == pass_) return;
+  stamp = pass_;
+  touched_.push_back(id);
+}
+
+void FlowNetwork::mark_dirty(int link) {
+  auto& stamp = dirty_stamp_[static_cast<std::size_t>(link)];
+  if (stamp == pass_) return;
+  stamp = pass_;
+  dirty_.push_back(link);
+}
+
+void FlowNetwork::relimit(int id) {
+  auto& stamp = limit_stamp_[static_cast<std::size_t>(id)];
+  if (stamp == pass_) return;
+  stamp = pass_;
+  Flow& flow = flows_[static_cast<std::size_t>(id)];
+  const double limit = even_limit(flow);
+  if (limit == flow.limit) return;
+  for (const LinkUse& use : flow.uses) {
+    if (fair_[static_cast<std::size_t>(use.link)] == 0) continue;
+    demand_[static_cast<std::size_t>(use.link)] +=
+        demand_on(limit, use.weight, use.link) - demand_on(flow.limit, use.weight, use.link);
+    mark_dirty(use.link);
+  }
+  flow.limit = limit;
+  touch(id);
+}
+
+void FlowNetwork::relimit_links(std::span<const LinkUse> uses, bool started, int skip) {
+  for (const LinkUse& use : uses) {
+    const auto l = static_cast<std::size_t>(use.link);
+    if (fair_[l] != 0) {
+      mark_dirty(use.link);
+      continue;
+    }
+    // An even link whose share, with the changed flow on it, is no less than any flow's cap
+    // limits none of its flows, before or after.
+    const double load = started ? load_[l] : load_[l] + use.weight;
+    if (capacity_[l] / load >= max_cap_) continue;
+    for (const int member : members_[l]) {
+      if (member != skip) relimit(member);
+    }
+  }
+}
+
+double FlowNetwork::water_level(int link) {
+  const auto l = static_cast<std::size_t>(link);
+  const double capacity = capacity_[l];
+  // The running sum drifts by rounding: near the capacity it is summed again.
+  if (demand_[l] <= capacity * (1 - 1e-9)) return kUnbound;
+  double demand = 0;
+  fill_.clear();
+  for (const int member : members_[l]) {
+    const Flow& flow = flows_[static_cast<std::size_t>(member)];
+    double weight = 0;
+    for (const LinkUse& use : flow.uses) {
+      if (use.link == link) weight = use.weight;
+    }
+    demand += demand_on(flow.limit, weight, link);
+    fill_.emplace_back(flow.limit, weight);
+  }
+  demand_[l] = demand;
+  if (demand <= capacity) return kUnbound;
+  // Fill from the smallest limit up: flows held below the level take their limit, the rest
+  // share what is left, each as much per unit of weight.
+  std::sort(fill_.begin(), fill_.end());
+  double left = capacity;
+  double weight_left = 0;
+  for (const auto& entry : fill_) weight_left += entry.second;
+  for (const auto& [limit, weight] : fill_) {
+    if (limit * weight_left >= left) break;
+    left -= limit * weight;
+    weight_left -= weight;
+  }
+  return weight_left > 0 ? left / weight_left : kUnbound;
+}
+
+void FlowNetwork::resolve(double now) {
+  for (const int link : dirty_) {
+    const auto l = static_cast<std::size_t>(link);
+    const double level = members_[l].empty() ? kUnbound : water_level(link);
+    if (members_[l].empty()) demand_[l] = 0;
+    if (level == level_[l]) continue;
+    level_[l] = level;
+    for (const int member : members_[l]) touch(member);
+  }
+  for (const int id : touched_) {
+    Flow& flow = flows_[static_cast<std::size_t>(id)];
+    double rate = flow.limit;
+    for (const LinkUse& use : flow.uses) {
+      const auto l = static_cast<std::size_t>(use.link);
+      if (fair_[l] != 0) rate = std::min(rate, level_[l]);
+    }
+    // A flow whose rate stays keeps its end; its bytes are settled only when its rate changes.
+    if (flow.heap_slot >= 0 && rate == flow.rate) continue;
+    settle(flow, now);
+    flow.rate = rate;
+    flow.end = now + flow.remaining / rate;
+    heap_update(id);
+  }
+  dirty_.clear();
+  touched_.clear();
 }
 
 bool FlowNetwork::earlier(int a, int b) const {
@@ -90,30 +207,13 @@ void FlowNetwork::heap_remove(int id) {
   sift_down(static_cast<std::size_t>(flows_[static_cast<std::size_t>(last)].heap_slot));
 }
 
-void FlowNetwork::rerate_links(std::span<const LinkUse> uses, double now, int skip, bool started) {
-  // A flow that shares several links with the changed one is re-rated once.
-  ++pass_;
-  for (const LinkUse& use : uses) {
-    // A link whose share, with the changed flow on it, is no less than any flow's cap binds none
-    // of its flows, before or after: their rates stay as they are (an HBM link under a few
-    // threadblocks).
-    const auto l = static_cast<std::size_t>(use.link);
-    const double load = started ? load_[l] : load_[l] + use.weight;
-    if (capacity_[l] / load >= max_cap_) continue;
-    for (const int member : members_[static_cast<std::size_t>(use.link)]) {
-      if (member == skip || stamp_[static_cast<std::size_t>(member)] == pass_) continue;
-      stamp_[static_cast<std::size_t>(member)] = pass_;
-      rerate(member, now);
-    }
-  }
-}
-
 int FlowNetwork::start(double now, double bytes, std::span<const LinkUse> uses, double cap) {
   int id = 0;
   if (free_ids_.empty()) {
     id = static_cast<int>(flows_.size());
     flows_.emplace_back();
-    stamp_.push_back(0);
+    limit_stamp_.push_back(0);
+    touch_stamp_.push_back(0);
   } else {
     id = free_ids_.back();
     free_ids_.pop_back();
@@ -122,16 +222,20 @@ int FlowNetwork::start(double now, double bytes, std::span<const LinkUse> uses, 
   flow.uses.assign(uses.begin(), uses.end());
   flow.remaining = std::max(0.0, bytes);
   flow.rate = 0;
+  flow.limit = 0;  // asks nothing of its fair links until relimit gives it its limit
   flow.cap = cap > 0 ? cap : std::numeric_limits<double>::max();
-  max_cap_ = std::max(max_cap_, flow.cap);
   flow.updated = now;
+  max_cap_ = std::max(max_cap_, flow.cap);
   for (const LinkUse& use : uses) {
     const auto l = static_cast<std::size_t>(use.link);
     load_[l] += use.weight;
     members_[l].push_back(id);
   }
-  rerate_links(uses, now, id, true);
-  rerate(id, now);
+  ++pass_;
+  relimit_links(uses, true, id);
+  relimit(id);
+  touch(id);
+  resolve(now);
   return id;
 }
 
@@ -153,10 +257,13 @@ void FlowNetwork::finish(double now, int id) {
       list.pop_back();
     }
     load_[l] = list.empty() ? 0 : std::max(0.0, load_[l] - use.weight);
+    if (fair_[l] != 0) demand_[l] -= demand_on(flow.limit, use.weight, use.link);
   }
   const std::vector<LinkUse> uses = std::move(flow.uses);
   flow.uses.clear();
-  rerate_links(uses, now, -1, false);
+  ++pass_;
+  relimit_links(uses, false, -1);
+  resolve(now);
   free_ids_.push_back(id);
 }
 

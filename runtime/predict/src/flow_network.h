@@ -1,17 +1,27 @@
 // Links shared by concurrent transfers, as fluid flows (docs/architecture.md §7). A flow moves
 // bytes over a set of links, each with a weight (a step that reads and writes its GPU's memory
-// crosses the memory link twice). Every link splits its bandwidth evenly among the weight on it,
-// and a flow runs at the smallest share it gets on any of its links, capped by what its threadblock
-// can move. When a flow starts or ends, only the flows that share a link with it change rate, so an
-// event costs O(flows on its links), not O(all flows).
+// crosses the memory link twice), at most `cap` bytes per microsecond (what its threadblock can
+// move).
 //
-// Ends are kept in an indexed binary heap, one entry per running flow that a new rate moves in
-// place: a queue of superseded entries grew with every re-rating and, on a link shared by
-// hundreds of flows (a node's NICs at 32 GPUs), popping them was most of a prediction's time.
+// Two ways a link shares its bandwidth:
+//  even   the link splits its bandwidth evenly among the weight on it (NVLink, PCIe, NICs,
+//         the network: a link's flows there are alike, a channel's threadblocks on one NVLink);
+//  fair   max-min fair against what the flows' other links allow them (a GPU's memory): a flow
+//         that an even link or its cap holds back takes only what it can use, and the rest
+//         goes to the others. A GPU's memory carries every one of its flows at once, fast and
+//         slow alike (those that wait on a NIC and those that run on NVLink); an even split
+//         there held the NVLink flows to the NIC flows' share, and a reduce-scatter across nodes
+//         was predicted 10 % slower than the allgather on the same links.
+// A flow's limit is the least of its cap and its even links' shares; a fair link's level is the
+// water-filling of its capacity over its flows' limits (none while their limits fit); the flow
+// runs at the least of its limit and its fair links' levels. Every link's flows together stay
+// within its capacity.
 //
-// Even split is not max-min fairness: bandwidth a flow cannot use because another link limits it
-// is not handed to the others. On the machines modelled here a link's flows are alike (a
-// channel's threadblocks on one NVLink, ranks on one emulated HBM), where the two agree.
+// When a flow starts or ends, only the flows that share a link with it, and the flows of fair
+// links whose level moves, change rate: a flow whose rate stays keeps its end. Ends are kept in
+// an indexed binary heap, one entry per running flow that a new rate moves in place (a queue of
+// superseded entries grew with every re-rating, and on a link shared by hundreds of flows,
+// popping them was most of a prediction's time).
 #pragma once
 
 #include <cstdint>
@@ -29,8 +39,9 @@ struct LinkUse {
 
 class FlowNetwork {
  public:
-  // Per link: bytes per microsecond it carries (GB/s × 1000).
-  explicit FlowNetwork(std::vector<double> capacity);
+  // Per link: bytes per microsecond it carries (GB/s × 1000), and whether it is shared max-min
+  // fair (true) or evenly (false, the default for links `fair` leaves out).
+  explicit FlowNetwork(std::vector<double> capacity, std::vector<bool> fair = {});
 
   // A flow of `bytes` over `uses` (each link at most once) at most `cap` bytes per microsecond,
   // from `now`. Returns its id. A flow with no links runs at `cap`.
@@ -45,6 +56,7 @@ class FlowNetwork {
     std::vector<LinkUse> uses;
     double remaining = 0;  // bytes at `updated`
     double rate = 0;       // bytes per microsecond
+    double limit = 0;      // its cap and its even links' shares
     double cap = 0;
     double updated = 0;
     double end = 0;      // when it ends at its rate
@@ -52,9 +64,18 @@ class FlowNetwork {
   };
 
   void settle(Flow& flow, double now);
-  void rerate(int id, double now);
-  // Re-rates the flows on `uses` after a flow started on them or ended (`started` false).
-  void rerate_links(std::span<const LinkUse> uses, double now, int skip, bool started);
+  double even_limit(const Flow& flow) const;
+  // What a flow of this limit and weight asks of fair link `link` (up to the whole link).
+  double demand_on(double limit, double weight, int link) const;
+  // After loads changed on `uses` (a flow started there, or ended: `started` false): new limits
+  // for the flows of the even links among them.
+  void relimit_links(std::span<const LinkUse> uses, bool started, int skip);
+  void relimit(int id);
+  void touch(int id);
+  void mark_dirty(int link);
+  double water_level(int link);
+  // New levels for the fair links marked, then new rates for every flow touched.
+  void resolve(double now);
 
   // The heap of running flows by (end, id): the same order the simulator has always broken ties
   // in, so the earliest end is unique.
@@ -66,12 +87,20 @@ class FlowNetwork {
   void heap_remove(int id);
 
   std::vector<double> capacity_;
-  std::vector<double> load_;               // per link: weight of running flows
-  std::vector<std::vector<int>> members_;  // per link: running flows on it
+  std::vector<char> fair_;
+  std::vector<double> load_;                // per link: weight of running flows
+  std::vector<std::vector<int>> members_;   // per link: running flows on it
+  std::vector<double> demand_;              // per fair link: what its flows' limits ask of it
+  std::vector<double> level_;               // per fair link: the water level (infinite: unbound)
+  std::vector<std::uint32_t> dirty_stamp_;  // per link: the pass that marked it
+  std::vector<int> dirty_;                  // fair links whose demand moved in this pass
   std::vector<Flow> flows_;
   std::vector<int> free_ids_;
   std::vector<int> heap_;
-  std::vector<std::uint32_t> stamp_;  // per flow: last rerate pass that saw it
+  std::vector<std::uint32_t> limit_stamp_;       // per flow: the pass that re-limited it
+  std::vector<std::uint32_t> touch_stamp_;       // per flow: the pass that touched it
+  std::vector<int> touched_;                     // flows whose rate may have moved in this pass
+  std::vector<std::pair<double, double>> fill_;  // scratch: (limit, weight) for water-filling
   std::uint32_t pass_ = 0;
   double max_cap_ = 0;  // the largest cap of any flow started
 };

@@ -156,7 +156,7 @@ class Run {
         costs_(topology.costs().protocol(algorithm.protocol)),
         core_(plan, layout, simulated_tiles(call, options),
               options.runtime.protocol(algorithm.protocol).fifo_depth),
-        network_(capacities(topology)) {
+        network_(capacities(topology), memory_links(topology)) {
     const std::size_t count = plan.threadblocks.size();
     busy_.assign(count, 0);
     queued_.assign(count, 0);
@@ -195,6 +195,15 @@ class Run {
     // GB/s is bytes per nanosecond, so × 1000 gives bytes per microsecond.
     for (const Link& link : topology.links()) capacity.push_back(link.bandwidth_gbs * 1e3);
     return capacity;
+  }
+
+  // A GPU's memory is shared max-min fair (flow_network.h): every flow of the GPU crosses it,
+  // and those a NIC holds back must not hold back the rest.
+  static std::vector<bool> memory_links(const Topology& topology) {
+    std::vector<bool> fair;
+    fair.reserve(topology.links().size());
+    for (const Link& link : topology.links()) fair.push_back(link.type == LinkType::Memory);
+    return fair;
   }
 
   void prepare_routes();
