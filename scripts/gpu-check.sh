@@ -116,7 +116,7 @@ done
 # ---- --pack-deps: collect the Debian packages' files (and the corpus) for carrying -------------
 if [[ -n "$pack" ]]; then
   mkdir -p "$pack"
-  for p in libfmt-dev libfmt9 libpugixml-dev libpugixml1v5 libcli11-dev catch2; do
+  for p in libfmt-dev libfmt9 libpugixml-dev libpugixml1v5 libcli11-dev catch2 libssl-dev libssl3; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
       echo "gpu-check: package $p is not installed (scripts/install-deps.sh installs it)" >&2
       exit 1

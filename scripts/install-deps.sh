@@ -8,7 +8,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config
-          libpugixml-dev libfmt-dev libcli11-dev catch2 liblemon-dev)
+          libpugixml-dev libfmt-dev libcli11-dev catch2 liblemon-dev libssl-dev)
 case "${1:-}" in
   --build) ;;
   "") packages+=(git clang libclang-rt-14-dev time pybind11-dev python3-dev) ;;

@@ -20,12 +20,14 @@ function(require_runpath file expected)
   if(at EQUAL -1)
     message(FATAL_ERROR "${file}: RUNPATH is not ${expected}:\n${dynamic}")
   endif()
-  # Every NEEDED library that is neither part of the C/C++ runtime nor CUDA's driver must lie in
-  # the installed lib folder.
+  # Every NEEDED library that is neither part of the C/C++ runtime, CUDA's driver nor OpenSSL's
+  # libcrypto must lie in the installed lib folder. libcrypto (the rendezvous's MAC) is the
+  # system's: a cryptographic library is taken from the machine, which keeps it patched, never
+  # copied beside Weft.
   string(REGEX MATCHALL "Shared library: \\[[^]]+\\]" needed "${dynamic}")
   foreach(entry IN LISTS needed)
     string(REGEX REPLACE "Shared library: \\[(.*)\\]" "\\1" name "${entry}")
-    if(name MATCHES "^(libc|libm|libgcc_s|libstdc\\+\\+|ld-linux|libdl|libpthread|librt|libcuda|libasan|libubsan|liblsan|libtsan)[.-]")
+    if(name MATCHES "^(libc|libm|libgcc_s|libstdc\\+\\+|ld-linux|libdl|libpthread|librt|libcuda|libasan|libubsan|liblsan|libtsan|libcrypto)[.-]")
       continue()
     endif()
     if(NOT EXISTS "${PREFIX}/${LIBDIR}/${name}")
