@@ -1,6 +1,8 @@
 // libFuzzer target: what the standalone rendezvous decodes from others. Each input is
 //  - written by a "client" into one end of a local socket pair whose other end rank 0 admits
-//    (detail::admit: the peer-user check, rank 0's proof, the hello and its secret);
+//    (detail::admit: the peer-user check, rank 0's nonce, the hello and its proof);
+//  - written by a "rank 0" into a socket pair whose other end a participant introduces itself
+//    on (detail::introduce: rank 0's nonce, then rank 0's proof);
 //  - read as a 128-byte unique id (decode_standalone_id) and as an address
 //    (parse_socket_address), whose results must survive encoding and reading again.
 // The job's secret is drawn per process, so no input can be admitted: one that is aborts.
@@ -49,6 +51,24 @@ void admit_from(const std::uint8_t* data, std::size_t size) {
   if (admission.dropped.empty()) std::abort();  // admitted without the secret
 }
 
+void introduce_from(const std::uint8_t* data, std::size_t size) {
+  int ends[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, ends) != 0) return;
+  Socket root(ends[0]);
+  Socket peer(ends[1]);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+  (void)root.send_all(std::as_bytes(std::span(data, size)), deadline, "fuzz rank 0");
+  ::shutdown(root.fd(), SHUT_WR);
+  weft::gpu::SocketBootstrapOptions options;
+  options.rank = 1;
+  options.size = 4;
+  options.secret = job_secret();
+  options.root.local_name = "weft-fuzz";
+  bool retry = false;
+  // Rank 0's proof is over the participant's fresh nonce: no input can be it.
+  if (weft::gpu::detail::introduce(peer, options, deadline, &retry).ok()) std::abort();
+}
+
 void decode_from(const std::uint8_t* data, std::size_t size) {
   weft::plugin::UniqueIdBytes id{};
   std::memcpy(id.data(), data, std::min(size, id.size()));
@@ -73,6 +93,7 @@ void decode_from(const std::uint8_t* data, std::size_t size) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > 4096) return 0;
   admit_from(data, size);
+  introduce_from(data, size);
   decode_from(data, size);
   return 0;
 }

@@ -2,8 +2,15 @@
 // silent and malformed clients, a squatter on rank 0's address. Each either leaves the real ranks
 // completing with their own data or fails with a clear error naming the cause; none is accepted.
 // Loopback and local sockets only; every wait is bounded.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
+#include <ctime>
 #include <future>
 #include <string>
 #include <thread>
@@ -12,6 +19,7 @@
 #include <catch2/catch.hpp>
 
 #include "weft/gpu/bootstrap.h"
+#include "weft/gpu/rendezvous_proof.h"
 #include "weft/gpu/socket.h"
 
 namespace weft::gpu {
@@ -19,7 +27,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// The hello's wire format (bootstrap_socket.cpp), as a stranger would send it.
+// The hello's wire format (bootstrap_socket.cpp) before version 3, as a stranger would send it.
 constexpr std::uint32_t kMagic = 0x57454654;
 constexpr std::uint32_t kVersion = 2;
 struct WireRootHello {
@@ -314,6 +322,288 @@ TEST_CASE("rendezvous: a squatter on rank 0's address is not taken for rank 0", 
   auto started = make_socket_bootstrap(root);
   REQUIRE_FALSE(started.ok());
   CHECK_THAT(started.status().message, Catch::Contains("bind unix:" + address.local_name));
+}
+
+// Version 3's messages (bootstrap_socket.cpp): rank 0's nonce, then the participant's hello.
+struct WireChallenge {
+  std::uint32_t magic;
+  std::uint32_t version;
+  detail::Nonce nonce;
+};
+struct WireProvingHello {
+  std::uint32_t magic = kMagic;
+  std::uint32_t version = 3;
+  std::int32_t rank = 0;
+  std::int32_t size = 0;
+  detail::Nonce nonce{};
+  detail::Proof proof{};
+};
+
+// Everything rank 0 sends on a connection before it closes it or `patience` passes.
+std::vector<std::byte> drain(detail::Socket& socket, std::chrono::milliseconds patience) {
+  std::vector<std::byte> received;
+  const auto until = std::chrono::steady_clock::now() + patience;
+  while (std::chrono::steady_clock::now() < until) {
+    std::array<std::byte, 256> chunk{};
+    auto got = socket.recv_some(chunk, "rank 0");
+    if (!got.ok()) break;  // closed
+    received.insert(received.end(), chunk.begin(),
+                    chunk.begin() + static_cast<std::ptrdiff_t>(got.value()));
+    std::this_thread::sleep_for(5ms);
+  }
+  return received;
+}
+
+bool contains(const std::vector<std::byte>& haystack, const RendezvousSecret& secret) {
+  const auto* needle = reinterpret_cast<const std::byte*>(secret.data());
+  return std::search(haystack.begin(), haystack.end(), needle, needle + secret.size()) !=
+         haystack.end();
+}
+
+TEST_CASE("rendezvous: a connection that sends nothing or garbage receives nothing of the secret",
+          "[bootstrap]") {
+  for (const bool local : {true, false}) {
+    const RendezvousSecret secret = fresh_secret();
+    std::vector<std::vector<std::byte>> heard(3);
+    std::thread client;
+    const Outcome outcome = run_job(
+        2, local ? fresh_local_address() : SocketAddress{"127.0.0.1", 0}, secret,
+        [&](const SocketAddress& at) {
+          // Connected before the real ranks; what they do runs beside rank 0.
+          const auto deadline = std::chrono::steady_clock::now() + 5s;
+          std::vector<detail::Socket> sockets;
+          for (int k = 0; k < 3; ++k) {
+            auto socket = detail::connect_to(at, deadline);
+            if (socket.ok()) sockets.push_back(std::move(socket.value()));
+          }
+          client = std::thread([&heard, deadline, sockets = std::move(sockets)]() mutable {
+            if (sockets.size() != 3) return;
+            // One says nothing, one sends garbage, one a well-formed hello with a made-up proof.
+            std::array<std::byte, 64> noise{};
+            noise.fill(std::byte{0x41});
+            (void)sockets[1].send_all(noise, deadline, "rank 0");
+            WireProvingHello guess;
+            guess.rank = 1;
+            guess.size = 2;
+            guess.proof.fill(0x5a);
+            (void)sockets[2].send_all(bytes_of(guess), deadline, "rank 0");
+            for (std::size_t k = 0; k < sockets.size(); ++k) heard[k] = drain(sockets[k], 400ms);
+          });
+        },
+        10s, 300ms);
+    client.join();
+    INFO((local ? "local socket" : "TCP"));
+    require_completed(outcome);
+    std::vector<detail::Nonce> nonces;
+    for (const auto& bytes : heard) {
+      // Rank 0's nonce, and nothing after it: no proof, no secret.
+      REQUIRE(bytes.size() == sizeof(WireChallenge));
+      WireChallenge challenge{};
+      std::memcpy(&challenge, bytes.data(), sizeof(challenge));
+      CHECK(challenge.magic == kMagic);
+      CHECK(challenge.version == 3);
+      CHECK_FALSE(contains(bytes, secret));
+      nonces.push_back(challenge.nonce);
+    }
+    // Fresh per connection.
+    CHECK(nonces[0] != nonces[1]);
+    CHECK(nonces[1] != nonces[2]);
+  }
+}
+
+TEST_CASE("rendezvous: a client that knows the address but not the secret cannot join",
+          "[bootstrap]") {
+  for (const bool local : {true, false}) {
+    std::thread intruder;
+    Status intruder_status;
+    const Outcome outcome =
+        run_job(3, local ? fresh_local_address() : SocketAddress{"127.0.0.1", 0}, fresh_secret(),
+                [&](const SocketAddress& at) {
+                  intruder = std::thread([&, at] {
+                    // Weft's own code with a secret of its own, claiming rank 1 before the real
+                    // one.
+                    SocketBootstrapOptions options;
+                    options.rank = 1;
+                    options.size = 3;
+                    options.root = at;
+                    options.secret = fresh_secret();
+                    options.timeout = 3s;
+                    auto bootstrap = make_socket_bootstrap(options);
+                    intruder_status = bootstrap.ok() ? Status{} : bootstrap.status();
+                  });
+                  std::this_thread::sleep_for(100ms);  // it goes first
+                });
+    intruder.join();
+    INFO((local ? "local socket" : "TCP"));
+    require_completed(outcome);
+    REQUIRE_FALSE(intruder_status.ok());
+    CHECK_THAT(intruder_status.message, Catch::Contains("did not admit rank 1"));
+  }
+}
+
+TEST_CASE("rendezvous: a proof is good for its own connection only", "[bootstrap]") {
+  // One who can compute proofs (it holds the secret) answers a second connection's nonce with
+  // the first connection's proof, as a recorded exchange replayed would.
+  const RendezvousSecret secret = fresh_secret();
+  std::atomic<bool> replay_admitted{false};
+  std::atomic<bool> replayed{false};
+  std::thread client;
+  const Outcome outcome = run_job(2, fresh_local_address(), secret, [&](const SocketAddress& at) {
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    auto first = detail::connect_to(at, deadline);
+    auto second = detail::connect_to(at, deadline);
+    if (!first.ok() || !second.ok()) return;
+    client = std::thread([&, deadline, one_socket = std::move(first.value()),
+                          two_socket = std::move(second.value())]() mutable {
+      WireChallenge one{};
+      WireChallenge two{};
+      if (!one_socket.recv_all(bytes_of(one), deadline, "rank 0").ok() ||
+          !two_socket.recv_all(bytes_of(two), deadline, "rank 0").ok()) {
+        return;
+      }
+      WireProvingHello hello;
+      hello.rank = 1;
+      hello.size = 2;
+      hello.nonce.fill(7);
+      const auto proof = detail::prove(secret, detail::Prover::Peer, one.nonce, hello.nonce, 1, 2);
+      if (!proof) return;
+      hello.proof = *proof;
+      if (!two_socket.send_all(bytes_of(hello), deadline, "rank 0").ok()) return;
+      replayed = true;
+      detail::Proof answer{};
+      replay_admitted = two_socket.recv_all(bytes_of(answer), deadline, "rank 0").ok();
+    });
+  });
+  client.join();
+  CHECK(replayed);
+  require_completed(outcome);
+  CHECK_FALSE(replay_admitted);
+}
+
+// Rank 0 in a child process limited to `descriptor_limit` descriptors, the real ranks beside it;
+// this process floods it with `flood` connections that say nothing, then lets the real ranks
+// come. The child reports whether the job completed, how long the real ranks took from their
+// start, and rank 0's CPU time over the whole rendezvous.
+struct FloodResult {
+  bool completed = false;
+  double ranks_ms = 0;
+  double rank0_cpu_ms = 0;
+  int flood_connected = 0;
+};
+
+double thread_cpu_ms() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+FloodResult run_flooded(SocketAddress address, int flood, rlim_t descriptor_limit) {
+  int to_parent[2];
+  int to_child[2];
+  REQUIRE(::pipe(to_parent) == 0);
+  REQUIRE(::pipe(to_child) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(to_parent[0]);
+    ::close(to_child[1]);
+    rlimit limit{};
+    ::getrlimit(RLIMIT_NOFILE, &limit);
+    limit.rlim_cur = std::min(descriptor_limit, limit.rlim_max);
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+    const RendezvousSecret secret = make_rendezvous_secret().value();
+    std::atomic<bool> ok0{false};
+    double cpu0 = 0;
+    std::promise<std::uint16_t> port;
+    std::thread root([&] {
+      SocketBootstrapOptions options;
+      options.root = address;
+      options.size = 3;
+      options.secret = secret;
+      options.timeout = 20s;
+      options.on_listening = [&](std::uint16_t p) { port.set_value(p); };
+      const double before = thread_cpu_ms();
+      auto bootstrap = make_socket_bootstrap(options);
+      cpu0 = thread_cpu_ms() - before;
+      ok0 = bootstrap.ok();
+    });
+    const std::uint16_t bound = port.get_future().get();
+    (void)!::write(to_parent[1], &bound, sizeof(bound));
+    char go = 0;
+    (void)!::read(to_child[0], &go, 1);  // the flood is in
+    if (address.local_name.empty()) address.port = bound;
+    const auto started = std::chrono::steady_clock::now();
+    std::atomic<int> joined{0};
+    std::vector<std::thread> ranks;
+    for (int r = 1; r < 3; ++r) {
+      ranks.emplace_back([&, r] {
+        SocketBootstrapOptions options;
+        options.root = address;
+        options.rank = r;
+        options.size = 3;
+        options.secret = secret;
+        options.timeout = 20s;
+        if (make_socket_bootstrap(options).ok()) ++joined;
+      });
+    }
+    for (auto& t : ranks) t.join();
+    const double took =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+            .count();
+    root.join();
+    const double report[3] = {ok0 && joined == 2 ? 1.0 : 0.0, took, cpu0};
+    (void)!::write(to_parent[1], report, sizeof(report));
+    ::_exit(0);
+  }
+  ::close(to_parent[1]);
+  ::close(to_child[0]);
+  FloodResult result;
+  std::uint16_t bound = 0;
+  REQUIRE(::read(to_parent[0], &bound, sizeof(bound)) == sizeof(bound));
+  if (address.local_name.empty()) address.port = bound;
+  // This process holds the flood: room for it.
+  rlimit limit{};
+  ::getrlimit(RLIMIT_NOFILE, &limit);
+  const rlimit saved = limit;
+  limit.rlim_cur = std::min<rlim_t>(limit.rlim_max, static_cast<rlim_t>(flood) + 256);
+  ::setrlimit(RLIMIT_NOFILE, &limit);
+  std::vector<detail::Socket> held;
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  for (int k = 0; k < flood; ++k) {
+    auto socket = detail::connect_to(address, deadline);
+    if (!socket.ok()) break;
+    held.push_back(std::move(socket.value()));
+  }
+  result.flood_connected = static_cast<int>(held.size());
+  const char go = 1;
+  (void)!::write(to_child[1], &go, 1);
+  double report[3] = {0, 0, 0};
+  const bool reported = ::read(to_parent[0], report, sizeof(report)) == sizeof(report);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  held.clear();
+  ::setrlimit(RLIMIT_NOFILE, &saved);
+  ::close(to_parent[0]);
+  ::close(to_child[1]);
+  result.completed = reported && report[0] == 1.0;
+  result.ranks_ms = report[1];
+  result.rank0_cpu_ms = report[2];
+  return result;
+}
+
+TEST_CASE("rendezvous: a descriptor flood does not keep the real ranks out", "[bootstrap]") {
+  for (const bool local : {true, false}) {
+    const FloodResult r =
+        run_flooded(local ? fresh_local_address() : SocketAddress{"127.0.0.1", 0}, 1500, 1024);
+    INFO((local ? "local socket" : "TCP")
+         << ": " << r.flood_connected << " flood connections, "
+         << "ranks in " << r.ranks_ms << " ms, rank 0 " << r.rank0_cpu_ms << " ms of CPU");
+    // The flood is more than rank 0 has descriptors for.
+    CHECK(r.flood_connected > 1024);
+    CHECK(r.completed);
+    CHECK(r.ranks_ms < 3000);
+    CHECK(r.rank0_cpu_ms < 1500);
+  }
 }
 
 TEST_CASE("rendezvous: local socket names and secrets", "[bootstrap]") {

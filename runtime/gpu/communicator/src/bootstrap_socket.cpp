@@ -1,5 +1,12 @@
 // The socket rendezvous: participant 0 listens, the others connect and introduce themselves; an
 // allgather sends each record to participant 0, which returns the assembled set to everyone.
+//
+// A connection is admitted by mutual proof without disclosure (rendezvous_proof.h): rank 0 sends
+// a fresh nonce, the participant answers with its own nonce, its rank and an HMAC over both
+// nonces keyed with the secret; only when that is right does rank 0 send its own proof, which
+// the participant checks before it sends anything of the job. A connection that does not know
+// the secret receives a random nonce and nothing else.
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -8,11 +15,13 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "weft/gpu/bootstrap.h"
+#include "weft/gpu/rendezvous_proof.h"
 #include "weft/gpu/socket.h"
 
 namespace weft::gpu {
@@ -23,37 +32,39 @@ using detail::Deadline;
 using detail::Socket;
 
 constexpr std::uint32_t kMagic = 0x57454654;  // "WEFT"
-constexpr std::uint32_t kVersion = 2;
+// 3: challenge and response (rank 0's nonce, the participant's proof, rank 0's proof); 2 sent
+// the secret itself, rank 0 first.
+constexpr std::uint32_t kVersion = 3;
 constexpr std::uint64_t kMaxRecordBytes = std::uint64_t{64} << 20;
 constexpr std::uint64_t kRefused = ~std::uint64_t{0};
 // Instead of a record length: rank 0 gave up; a message of at most kMaxAbortBytes follows.
 constexpr std::uint64_t kAborted = ~std::uint64_t{1};
 constexpr std::uint32_t kMaxAbortBytes = 4096;
+// Connections rank 0 greets at once. A flood beyond this evicts the oldest connection that has
+// said nothing (a participant answers rank 0's nonce within a round trip), so that rank 0 never
+// runs out of descriptors for the real ranks and a wait over all of them stays short.
+constexpr std::size_t kMaxGreetings = 128;
+// Dropped connections logged one by one; after these, one line per interval with their count.
+constexpr int kDropsLoggedEach = 5;
+constexpr auto kDropLogInterval = std::chrono::seconds(1);
 
 // What rank 0 sends first on every connection it keeps (after the peer-user check on a local
-// socket): it proves rank 0 holds the job's secret.
-struct RootHello {
+// socket): a fresh nonce, nothing derived from the secret.
+struct RootChallenge {
   std::uint32_t magic = kMagic;
   std::uint32_t version = kVersion;
-  RendezvousSecret secret{};
+  detail::Nonce nonce{};
 };
 
-// What a participant answers: who it is, and the same proof.
+// What a participant answers: who it is, its own nonce, and its proof over both nonces.
 struct Hello {
   std::uint32_t magic = kMagic;
   std::uint32_t version = kVersion;
   std::int32_t rank = 0;
   std::int32_t size = 0;
-  RendezvousSecret secret{};
+  detail::Nonce nonce{};
+  detail::Proof proof{};
 };
-
-// Compares without stopping at the first difference, so the time taken says nothing about how
-// much of a guess was right.
-bool same_secret(const RendezvousSecret& a, const RendezvousSecret& b) {
-  unsigned difference = 0;
-  for (std::size_t k = 0; k < a.size(); ++k) difference |= static_cast<unsigned>(a[k] ^ b[k]);
-  return difference == 0;
-}
 
 // On a local socket, the other end must run as this process's user.
 Status check_same_user(const Socket& socket, const SocketAddress& address, const char* other) {
@@ -215,27 +226,36 @@ std::string missing_ranks(const std::vector<Socket>& peers) {
 }
 
 // One connection rank 0 has accepted and is greeting: the other end's user is checked and rank
-// 0's proof sent at once, then its hello is read as it arrives, while rank 0 serves the other
+// 0's nonce sent at once, then its hello is read as it arrives, while rank 0 serves the other
 // connections too: a connection that says nothing delays nobody.
 class Greeting {
  public:
   Greeting(Socket socket, const SocketBootstrapOptions& options)
       : socket_(std::move(socket)),
         options_(&options),
-        deadline_(std::chrono::steady_clock::now() + options.hello_timeout) {
+        accepted_(std::chrono::steady_clock::now()),
+        deadline_(accepted_ + options.hello_timeout) {
     if (auto s = check_same_user(socket_, options.root, "a connecting process"); !s.ok()) {
       dropped_ = s.message;
       return;
     }
-    RootHello mine;
-    mine.secret = options.secret;
+    auto nonce = detail::make_nonce();
+    if (!nonce.ok()) {
+      dropped_ = nonce.status().message;
+      return;
+    }
+    challenge_.nonce = nonce.value();
     // A few bytes into a new connection's empty buffer: they go at once.
-    if (auto s = socket_.send_all(bytes_of(mine), deadline_, "a connecting process"); !s.ok()) {
+    if (auto s = socket_.send_all(bytes_of(challenge_), deadline_, "a connecting process");
+        !s.ok()) {
       dropped_ = s.message;
     }
   }
 
   bool done() const { return !dropped_.empty() || received_ == sizeof(Hello); }
+  // Nothing has arrived on it yet.
+  bool silent() const { return received_ == 0; }
+  std::chrono::steady_clock::time_point accepted() const { return accepted_; }
   Deadline deadline() const { return deadline_; }
   int fd() const { return socket_.fd(); }
 
@@ -247,12 +267,29 @@ class Greeting {
       dropped_ = got.status().message;
       return;
     }
+    const std::size_t before = received_;
     received_ += got.value();
+    // The magic and the version, as soon as they are in: anything else is dropped at once.
+    constexpr std::size_t kHead = 2 * sizeof(std::uint32_t);
+    if (before < kHead && received_ >= kHead) {
+      std::uint32_t head[2];
+      std::memcpy(head, hello_bytes_.data(), sizeof(head));
+      if (head[0] != kMagic || head[1] != kVersion) dropped_ = not_a_hello();
+    }
   }
 
   void expire() {
     dropped_ = fmt::format("it sent no complete hello within {} ms ({} of {} bytes)",
                            options_->hello_timeout.count(), received_, sizeof(Hello));
+  }
+  void evict(std::size_t greeting) {
+    dropped_ = fmt::format(
+        "evicted after {} ms: {} connections were being greeted at once (the most rank 0 greets) "
+        "and it had {}",
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                              accepted_)
+            .count(),
+        greeting, silent() ? "said nothing" : "not finished its hello");
   }
 
   detail::Admission finish() {
@@ -266,24 +303,111 @@ class Greeting {
     admission.rank = hello.rank;
     admission.size = hello.size;
     if (hello.magic != kMagic || hello.version != kVersion) {
-      admission.dropped = "it sent something that is not a Weft rendezvous hello";
-    } else if (!same_secret(hello.secret, options_->secret)) {
-      admission.dropped = fmt::format(
-          "it claimed rank {} without the rendezvous secret (not a participant of this job)",
-          hello.rank);
-    } else {
-      admission.socket = std::move(socket_);
+      admission.dropped = not_a_hello();
+      return admission;
     }
+    const auto expected = detail::prove(options_->secret, detail::Prover::Peer, challenge_.nonce,
+                                        hello.nonce, hello.rank, hello.size);
+    if (!expected || !detail::same_proof(*expected, hello.proof)) {
+      admission.dropped = fmt::format(
+          "it claimed rank {} without proving the rendezvous secret (not a participant of this "
+          "job)",
+          hello.rank);
+      return admission;
+    }
+    const auto mine = detail::prove(options_->secret, detail::Prover::Root, challenge_.nonce,
+                                    hello.nonce, hello.rank, hello.size);
+    if (!mine) {
+      admission.dropped = "libcrypto could not compute rank 0's proof";
+      return admission;
+    }
+    if (auto s = socket_.send_all(bytes_of(*mine), deadline_, peer_name(hello.rank)); !s.ok()) {
+      admission.dropped = s.message;
+      return admission;
+    }
+    admission.socket = std::move(socket_);
     return admission;
   }
 
  private:
+  static std::string not_a_hello() {
+    return fmt::format("it sent something that is not a Weft rendezvous hello (version {})",
+                       kVersion);
+  }
+
   Socket socket_;
   const SocketBootstrapOptions* options_;
+  std::chrono::steady_clock::time_point accepted_;
   Deadline deadline_;
+  RootChallenge challenge_;
   std::array<std::byte, sizeof(Hello)> hello_bytes_{};
   std::size_t received_ = 0;
   std::string dropped_;
+};
+
+// Why connections were dropped, for the log: the first few one by one, then a count per
+// interval, so that a flood of thousands writes a few lines, not thousands.
+class DropLog {
+ public:
+  DropLog(const SocketBootstrapOptions& options, std::string where)
+      : options_(&options), where_(std::move(where)) {}
+
+  void dropped(const std::string& why) {
+    ++total_;
+    if (total_ == 1) first_ = why;
+    if (!options_->on_dropped) return;
+    if (total_ <= kDropsLoggedEach) {
+      options_->on_dropped(
+          fmt::format("socket bootstrap at {}: dropped a connection: {}", where_, why));
+      if (total_ == kDropsLoggedEach) since_ = std::chrono::steady_clock::now();
+      return;
+    }
+    ++unlogged_;
+    latest_ = why;
+    if (std::chrono::steady_clock::now() - since_ >= kDropLogInterval) flush();
+  }
+  // The count not yet logged, if any.
+  void flush() {
+    if (unlogged_ > 0 && options_->on_dropped) {
+      options_->on_dropped(fmt::format(
+          "socket bootstrap at {}: dropped {} more connection{} in {} ms (the latest because {})",
+          where_, unlogged_, unlogged_ == 1 ? "" : "s",
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                since_)
+              .count(),
+          latest_));
+    }
+    unlogged_ = 0;
+    since_ = std::chrono::steady_clock::now();
+  }
+  int total() const { return total_; }
+  const std::string& first() const { return first_; }
+
+ private:
+  const SocketBootstrapOptions* options_;
+  std::string where_;
+  int total_ = 0;
+  int unlogged_ = 0;
+  std::string first_;
+  std::string latest_;
+  std::chrono::steady_clock::time_point since_{};
+};
+
+// A descriptor held back for the moment rank 0 has none left: closing it makes room to accept
+// one queued connection and close it at once, so a flood that exhausts rank 0's descriptors
+// is drained instead of leaving the listener readable forever (a busy loop) with the real ranks
+// queued behind it.
+class ReserveDescriptor {
+ public:
+  ReserveDescriptor() { take(); }
+  bool held() const { return reserve_.valid(); }
+  void release() { reserve_ = Socket(); }
+  void take() {
+    if (!reserve_.valid()) reserve_ = Socket(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  }
+
+ private:
+  Socket reserve_;
 };
 
 }  // namespace
@@ -304,6 +428,57 @@ Admission admit(Socket socket, const SocketBootstrapOptions& options, Deadline d
   return greeting.finish();
 }
 
+Status introduce(Socket& socket, const SocketBootstrapOptions& options, Deadline deadline,
+                 bool* retry) {
+  if (retry != nullptr) *retry = false;
+  const std::string rank0 = to_string(options.root);
+  // Rank 0 first: the right user, then its nonce; this rank's proof is over that nonce, and only
+  // rank 0's proof in turn lets this rank send anything of the job.
+  if (auto s = check_same_user(socket, options.root, "the process at the rendezvous"); !s.ok()) {
+    return s;
+  }
+  RootChallenge challenge;
+  if (auto s = socket.recv_all(bytes_of(challenge), deadline, peer_name(0)); !s.ok()) {
+    if (retry != nullptr) *retry = true;
+    return s;
+  }
+  if (challenge.magic != kMagic || challenge.version != kVersion) {
+    return Status::error(ErrorCode::SystemError,
+                         fmt::format("the process at {} is not this job's rank 0 (it does not "
+                                     "speak Weft's rendezvous, version {})",
+                                     rank0, kVersion));
+  }
+  Hello hello;
+  hello.rank = options.rank;
+  hello.size = options.size;
+  auto nonce = make_nonce();
+  if (!nonce.ok()) return nonce.status();
+  hello.nonce = nonce.value();
+  const auto proof =
+      prove(options.secret, Prover::Peer, challenge.nonce, hello.nonce, options.rank, options.size);
+  const auto expected =
+      prove(options.secret, Prover::Root, challenge.nonce, hello.nonce, options.rank, options.size);
+  if (!proof || !expected) {
+    return Status::error(ErrorCode::SystemError, "libcrypto could not compute the proof");
+  }
+  hello.proof = *proof;
+  if (auto s = socket.send_all(bytes_of(hello), deadline, peer_name(0)); !s.ok()) return s;
+  Proof root_proof{};
+  if (auto s = socket.recv_all(bytes_of(root_proof), deadline, peer_name(0)); !s.ok()) {
+    return Status::error(s.code,
+                         fmt::format("the process at {} did not admit rank {}: it is not this "
+                                     "job's rank 0, or this rank's id is of another job ({})",
+                                     rank0, options.rank, s.message));
+  }
+  if (!same_proof(root_proof, *expected)) {
+    return Status::error(ErrorCode::SystemError,
+                         fmt::format("the process at {} is not this job's rank 0 (it does not "
+                                     "hold the rendezvous secret)",
+                                     rank0));
+  }
+  return {};
+}
+
 }  // namespace detail
 
 namespace {
@@ -318,10 +493,14 @@ Result<std::unique_ptr<Bootstrap>> start_root(const SocketBootstrapOptions& opti
   const Deadline deadline = std::chrono::steady_clock::now() + options.timeout;
   std::vector<Socket> peers(static_cast<std::size_t>(options.size));
   std::vector<Greeting> greetings;
+  DropLog drops(options, to_string(bound));
+  ReserveDescriptor reserve;
+  // After running out of descriptors with none in reserve: the listener is left alone until
+  // then, instead of polled readable again at once.
+  Deadline accept_again = std::chrono::steady_clock::now();
   int joined = 1;
-  int dropped = 0;
-  std::string first_dropped;
   const auto fail = [&](ErrorCode code, std::string reason) -> Status {
+    drops.flush();
     tell_peers(peers, reason);
     return Status::error(code, std::move(reason));
   };
@@ -337,11 +516,7 @@ Result<std::unique_ptr<Bootstrap>> start_root(const SocketBootstrapOptions& opti
       if (!admission.dropped.empty()) {
         // Not one of ours (another user, a port scanner, a stranger without the secret, a
         // crashed peer).
-        if (++dropped == 1) first_dropped = admission.dropped;
-        if (options.on_dropped) {
-          options.on_dropped(fmt::format("socket bootstrap at {}: dropped a connection: {}",
-                                         to_string(bound), admission.dropped));
-        }
+        drops.dropped(admission.dropped);
         continue;
       }
       // A participant of this job that disagrees is a mistake in the job: say it to everyone.
@@ -366,9 +541,9 @@ Result<std::unique_ptr<Bootstrap>> start_root(const SocketBootstrapOptions& opti
       std::string reason =
           fmt::format("socket bootstrap at {}: ranks {} did not connect within {} ms",
                       to_string(bound), missing_ranks(peers), options.timeout.count());
-      if (dropped > 0) {
-        reason += fmt::format(" ({} connection{} dropped, the first because {})", dropped,
-                              dropped == 1 ? "" : "s", first_dropped);
+      if (drops.total() > 0) {
+        reason += fmt::format(" ({} connection{} dropped, the first because {})", drops.total(),
+                              drops.total() == 1 ? "" : "s", drops.first());
       }
       return fail(ErrorCode::SystemError, std::move(reason));
     }
@@ -383,22 +558,59 @@ Result<std::unique_ptr<Bootstrap>> start_root(const SocketBootstrapOptions& opti
     }
     if (expired) continue;
     // One wait for the listener and every connection being greeted.
+    const bool listening = now >= accept_again;
+    if (!listening) wake = earlier(wake, accept_again);
     std::vector<pollfd> waiting;
-    waiting.push_back({listener.value().fd(), POLLIN, 0});
+    waiting.push_back({listener.value().fd(), static_cast<short>(listening ? POLLIN : 0), 0});
     for (const Greeting& greeting : greetings) waiting.push_back({greeting.fd(), POLLIN, 0});
     if (::poll(waiting.data(), waiting.size(), detail::remaining_ms(wake)) <= 0) continue;
     for (std::size_t k = 0; k < greetings.size(); ++k) {
       if (waiting[k + 1].revents != 0) greetings[k].read();
     }
-    if (waiting[0].revents != 0) {
-      // Every connection waiting to be accepted, without waiting for more.
-      for (;;) {
-        auto accepted = detail::accept_one(listener.value(), std::chrono::steady_clock::now());
-        if (!accepted.ok()) break;
-        greetings.emplace_back(std::move(accepted.value()), options);
+    if (!listening || waiting[0].revents == 0) continue;
+    // Every connection waiting to be accepted, without waiting for more.
+    for (;;) {
+      detail::Accepted accepted = detail::accept_pending(listener.value());
+      if (accepted.socket.valid()) {
+        if (greetings.size() >= kMaxGreetings) {
+          // Room for this one: the oldest that has said nothing goes (else the oldest).
+          auto oldest = greetings.begin();
+          for (auto it = greetings.begin(); it != greetings.end(); ++it) {
+            if (it->silent() != oldest->silent() ? it->silent()
+                                                 : it->accepted() < oldest->accepted()) {
+              oldest = it;
+            }
+          }
+          oldest->evict(greetings.size());
+          drops.dropped(oldest->finish().dropped);
+          greetings.erase(oldest);
+        }
+        greetings.emplace_back(std::move(accepted.socket), options);
+        continue;
       }
+      if (accepted.out_of_descriptors && reserve.held()) {
+        // Close one queued connection unread with the descriptor held back, then take it again.
+        reserve.release();
+        detail::Accepted refused = detail::accept_pending(listener.value());
+        const bool closed = refused.socket.valid();
+        refused.socket = Socket();
+        reserve.take();
+        if (closed) {
+          drops.dropped(fmt::format("rank 0 is out of descriptors ({}); closed unread",
+                                    accepted.error.message));
+          continue;
+        }
+      }
+      if (accepted.out_of_descriptors) {
+        // No descriptor at all, even in reserve: leave the listener for a moment.
+        accept_again = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+      } else if (!accepted.none) {
+        drops.dropped(accepted.error.message);
+      }
+      break;
     }
   }
+  drops.flush();
   auto bootstrap =
       std::make_unique<SocketBootstrap>(0, options.size, options.timeout, std::move(peers));
   // Everyone has arrived once this exchange completes.
@@ -412,38 +624,26 @@ Result<std::unique_ptr<Bootstrap>> start_peer(const SocketBootstrapOptions& opti
     return Status::error(s.code,
                          fmt::format("socket bootstrap, rank {}: {}", options.rank, s.message));
   };
-  auto socket = detail::connect_to(options.root, deadline);
-  if (!socket.ok()) return failed(socket.status());
-  // Rank 0 first: the right user, then the secret; only then does this rank show its own proof.
-  if (auto s = check_same_user(socket.value(), options.root, "the process at the rendezvous");
-      !s.ok()) {
-    return failed(s);
+  for (;;) {
+    auto socket = detail::connect_to(options.root, deadline);
+    if (!socket.ok()) return failed(socket.status());
+    bool retry = false;
+    const Status introduced = detail::introduce(socket.value(), options, deadline, &retry);
+    if (!introduced.ok()) {
+      // Closed before rank 0 said a word: it was out of room during a flood. Again, briefly.
+      if (retry && std::chrono::steady_clock::now() + std::chrono::milliseconds(20) < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        continue;
+      }
+      return failed(introduced);
+    }
+    std::vector<Socket> peers;
+    peers.push_back(std::move(socket.value()));
+    auto bootstrap = std::make_unique<SocketBootstrap>(options.rank, options.size, options.timeout,
+                                                       std::move(peers));
+    if (auto s = bootstrap->barrier(); !s.ok()) return s;
+    return std::unique_ptr<Bootstrap>(std::move(bootstrap));
   }
-  RootHello root;
-  if (auto s = socket.value().recv_all(bytes_of(root), deadline, peer_name(0)); !s.ok()) {
-    return failed(s);
-  }
-  if (root.magic != kMagic || root.version != kVersion ||
-      !same_secret(root.secret, options.secret)) {
-    return failed(Status::error(
-        ErrorCode::SystemError,
-        fmt::format("the process at {} is not this job's rank 0 (it does not hold the "
-                    "rendezvous secret)",
-                    to_string(options.root))));
-  }
-  Hello hello;
-  hello.rank = options.rank;
-  hello.size = options.size;
-  hello.secret = options.secret;
-  if (auto s = socket.value().send_all(bytes_of(hello), deadline, peer_name(0)); !s.ok()) {
-    return failed(s);
-  }
-  std::vector<Socket> peers;
-  peers.push_back(std::move(socket.value()));
-  auto bootstrap = std::make_unique<SocketBootstrap>(options.rank, options.size, options.timeout,
-                                                     std::move(peers));
-  if (auto s = bootstrap->barrier(); !s.ok()) return s;
-  return std::unique_ptr<Bootstrap>(std::move(bootstrap));
 }
 
 }  // namespace
@@ -559,6 +759,23 @@ Result<RendezvousPoint> make_local_rendezvous() {
   rendezvous.address.local_name = "weft-" + secret_to_hex(name.value()).substr(0, 16);
   rendezvous.secret = secret.value();
   return rendezvous;
+}
+
+Result<std::optional<std::chrono::milliseconds>> bootstrap_timeout_from_env(
+    const EnvLookup& lookup) {
+  const char* value = lookup ? lookup("WEFT_BOOTSTRAP_TIMEOUT_S") : nullptr;
+  if (value == nullptr) return std::optional<std::chrono::milliseconds>{};
+  double seconds = 0;
+  const std::string_view text(value);
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (ec != std::errc() || end != text.data() + text.size() || !(seconds >= 0.1) ||
+      seconds > 86400) {
+    return Status::error(
+        ErrorCode::InvalidArgument,
+        fmt::format("WEFT_BOOTSTRAP_TIMEOUT_S='{}' is not a number of seconds in [0.1, 86400]",
+                    value));
+  }
+  return std::optional{std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000.0))};
 }
 
 Result<std::unique_ptr<Bootstrap>> make_socket_bootstrap(const SocketBootstrapOptions& options) {

@@ -198,7 +198,10 @@ Result<Socket> listen_on(const SocketAddress& address, std::uint16_t* bound_port
   if (::bind(socket.fd(), where.value().get(), where.value().length) != 0) {
     return system_error(fmt::format("bind {}", to_string(address)));
   }
-  if (::listen(socket.fd(), 128) != 0) return system_error("listen");
+  // The kernel's most (net.core.somaxconn): connections that arrive while rank 0 is busy, or
+  // behind a flood of others, wait in the queue instead of having their handshakes dropped and
+  // retried a second or more later.
+  if (::listen(socket.fd(), SOMAXCONN) != 0) return system_error("listen");
   if (auto s = set_nonblocking(socket.fd()); !s.ok()) return s;
   if (where.value().family == AF_INET) {
     sockaddr_in bound{};
@@ -229,6 +232,39 @@ Result<Socket> accept_one(Socket& listener, Deadline deadline) {
     auto ready = wait_for(listener.fd(), POLLIN, deadline);
     if (!ready.ok()) return ready.status();
     if (!ready.value()) return Status::error(ErrorCode::SystemError, "timed out accepting peers");
+  }
+}
+
+Accepted accept_pending(Socket& listener) {
+  Accepted accepted;
+  for (;;) {
+    sockaddr_storage from{};
+    socklen_t length = sizeof(from);
+    const int fd = ::accept4(listener.fd(), reinterpret_cast<sockaddr*>(&from), &length,
+                             SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd >= 0) {
+      set_no_delay(fd, from.ss_family);
+      accepted.socket = Socket(fd);
+      return accepted;
+    }
+    switch (errno) {
+      case EINTR:
+      case ECONNABORTED:
+        continue;
+      case EAGAIN:
+        accepted.none = true;
+        return accepted;
+      case EMFILE:
+      case ENFILE:
+      case ENOBUFS:
+      case ENOMEM:
+        accepted.out_of_descriptors = true;
+        accepted.error = system_error("accept");
+        return accepted;
+      default:
+        accepted.error = system_error("accept");
+        return accepted;
+    }
   }
 }
 

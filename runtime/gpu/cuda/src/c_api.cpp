@@ -2,6 +2,11 @@
 #include "weft/weft.h"
 
 #include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -10,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "weft/gpu/bootstrap.h"
 #include "weft/gpu/communicator.h"
 #include "weft/ir/validate.h"
 #include "weft/ir/xml.h"
@@ -45,9 +51,19 @@ weftResult_t finish_init(const weftCommConfig_t* config, const Status& status) {
   return static_cast<weftResult_t>(status.code);
 }
 
+// WEFT_DEBUG as the NCCL shim reads it: WARN, INFO or TRACE (any case) log warnings.
+bool warnings_enabled() {
+  const char* value = std::getenv("WEFT_DEBUG");
+  if (value == nullptr) return false;
+  std::string level(value);
+  for (char& c : level) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return level == "WARN" || level == "INFO" || level == "TRACE";
+}
+
 struct ConfigValues {
   int device = -1;
   weft::gpu::RuntimeOptions options;
+  std::chrono::milliseconds bootstrap_timeout = std::chrono::seconds(60);
 };
 
 weft::gpu::Result<ConfigValues> read_config(const weftCommConfig_t* config) {
@@ -63,6 +79,22 @@ weft::gpu::Result<ConfigValues> read_config(const weftCommConfig_t* config) {
     }
     values.device = config->device;
     if (config->timeoutSeconds > 0) values.options.timeout_s = config->timeoutSeconds;
+  }
+  auto bootstrap_timeout = weft::gpu::bootstrap_timeout_from_env(weft::gpu::process_environment());
+  if (!bootstrap_timeout.ok()) return bootstrap_timeout.status();
+  if (bootstrap_timeout.value()) values.bootstrap_timeout = *bootstrap_timeout.value();
+  // A config from before the field: its size stops short of it.
+  if (config != nullptr &&
+      config->size >= offsetof(weftCommConfig_t, bootstrapTimeoutSeconds) + sizeof(double) &&
+      config->bootstrapTimeoutSeconds > 0) {
+    if (!(config->bootstrapTimeoutSeconds <= 86400)) {
+      return Status::error(ErrorCode::InvalidArgument,
+                           fmt::format("weftCommConfig_t.bootstrapTimeoutSeconds = {} is more "
+                                       "than a day (86400 s)",
+                                       config->bootstrapTimeoutSeconds));
+    }
+    values.bootstrap_timeout = std::chrono::milliseconds(
+        static_cast<std::int64_t>(config->bootstrapTimeoutSeconds * 1000.0));
   }
   return values;
 }
@@ -219,6 +251,13 @@ weftResult_t weftCommInitRank(weftComm_t* comm, int nranks, int rank, const char
     options.secret = target.value().secret;
     options.rank = rank;
     options.size = nranks;
+    options.timeout = values.value().bootstrap_timeout;
+    // As the shim logs them: a connection rank 0 dropped, at WEFT_DEBUG=WARN and above.
+    if (warnings_enabled()) {
+      options.on_dropped = [](const std::string& why) {
+        std::fprintf(stderr, "%s\n", fmt::format("WEFT WARN weftCommInitRank: {}", why).c_str());
+      };
+    }
     auto bootstrap = weft::gpu::make_socket_bootstrap(options);
     if (!bootstrap.ok()) return finish_init(config, bootstrap.status());
     std::shared_ptr<weft::gpu::Bootstrap> shared = std::move(bootstrap.value());

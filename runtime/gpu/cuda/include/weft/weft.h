@@ -102,8 +102,11 @@ typedef struct {
    * then to ask weftGetLastError). */
   char* errorBuffer;
   size_t errorBufferSize;
+  /* weftCommInitRank: seconds to wait for every rank at the rendezvous; > 0 overrides
+   * WEFT_BOOTSTRAP_TIMEOUT_S (default 60). */
+  double bootstrapTimeoutSeconds;
 } weftCommConfig_t;
-#define WEFT_COMM_CONFIG_INITIALIZER {sizeof(weftCommConfig_t), -1, 0.0, NULL, 0}
+#define WEFT_COMM_CONFIG_INITIALIZER {sizeof(weftCommConfig_t), -1, 0.0, NULL, 0, 0.0}
 
 /* The version of the library in use, as WEFT_VERSION_CODE counts it (MAJOR * 10000 + MINOR *
  * 100 + PATCH): compare with the WEFT_VERSION_CODE of the header a program was compiled with. */

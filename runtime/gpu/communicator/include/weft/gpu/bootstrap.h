@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "weft/gpu/options.h"
 #include "weft/gpu/status.h"
 
 namespace weft::gpu {
@@ -118,6 +119,12 @@ struct SocketBootstrapOptions {
   // Participant 0 only: told why each dropped connection was dropped (for the log).
   std::function<void(const std::string&)> on_dropped;
 };
+
+// WEFT_BOOTSTRAP_TIMEOUT_S: how long a socket rendezvous waits for its participants, seconds in
+// [0.1, 86400] (default 60), read the same way by the NCCL shim, the C API and weft-perf.
+// Nothing when unset; InvalidArgument naming the variable and its value when malformed.
+Result<std::optional<std::chrono::milliseconds>> bootstrap_timeout_from_env(
+    const EnvLookup& lookup);
 
 // Participant 0 accepts size−1 connections; each exchange goes through it (a star: the records
 // are small and this runs a few times per algorithm load, never per call). Collects every peer or

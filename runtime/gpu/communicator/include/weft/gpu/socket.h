@@ -48,6 +48,17 @@ class Socket {
 Result<Socket> listen_on(const SocketAddress& address, std::uint16_t* bound_port);
 // Accepts one connection before `deadline`.
 Result<Socket> accept_one(Socket& listener, Deadline deadline);
+// One connection waiting on a non-blocking listener, without waiting: `socket` when there was
+// one, `none` when there was not, `out_of_descriptors` when the process or the system has no
+// descriptor (or memory) for it (EMFILE, ENFILE, ENOBUFS, ENOMEM: the connection stays queued,
+// and the listener stays readable), `error` otherwise.
+struct Accepted {
+  Socket socket;
+  bool none = false;
+  bool out_of_descriptors = false;
+  Status error;
+};
+Accepted accept_pending(Socket& listener);
 // Connects, retrying while the listener is not up yet, until `deadline`.
 Result<Socket> connect_to(const SocketAddress& address, Deadline deadline);
 // Ends this side's sending and reads (and drops) whatever the other side still sends until it
@@ -58,8 +69,9 @@ void finish_sending(Socket& socket, Deadline deadline);
 Result<std::uint32_t> peer_uid(const Socket& socket);
 
 // Rank 0's side of one accepted connection of the socket rendezvous (bootstrap_socket.cpp): on a
-// local socket the other end's user is checked, rank 0 proves the secret, then the connection
-// must answer with a well-formed hello that proves it too, within options.hello_timeout.
+// local socket the other end's user is checked, rank 0 sends a fresh nonce, and the connection
+// must answer within options.hello_timeout with a well-formed hello that proves the secret over
+// both nonces (rendezvous_proof.h); only then does rank 0 send its own proof.
 struct Admission {
   Socket socket;  // valid when admitted
   std::int32_t rank = -1;
@@ -67,5 +79,12 @@ struct Admission {
   std::string dropped;  // why the connection was not admitted; empty when it was
 };
 Admission admit(Socket socket, const SocketBootstrapOptions& options, Deadline deadline);
+
+// A participant's side of the same, on a connection to rank 0: the other end's user on a local
+// socket, rank 0's nonce, this participant's hello and proof, and rank 0's proof. `retry` is set
+// when rank 0 closed the connection before saying anything (it was out of room for connections,
+// during a flood): connecting again may succeed.
+Status introduce(Socket& socket, const SocketBootstrapOptions& options, Deadline deadline,
+                 bool* retry);
 
 }  // namespace weft::gpu::detail
