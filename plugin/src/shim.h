@@ -146,9 +146,12 @@ class Shim {
   std::unique_ptr<WeftBackend> backend_;
   Catalog catalog_;
 
-  mutable std::mutex mutex_;  // guards the two maps below, never held across a call into NCCL
+  mutable std::mutex mutex_;  // guards the members below, never held across a call into NCCL
   std::unordered_map<ncclComm_t, std::shared_ptr<CommRecord>> comms_;
   std::unordered_map<std::thread::id, std::unique_ptr<ThreadState>> threads_;
+  // Standalone ids this process has joined with, and as which rank: an id serves one
+  // communicator, so a rank joining again with it is refused (its secret may have been seen).
+  std::vector<std::pair<gpu::RendezvousSecret, int>> joined_ids_;
 };
 
 ncclResult_t to_nccl_result(gpu::ErrorCode code);

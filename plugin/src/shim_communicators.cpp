@@ -1,6 +1,7 @@
 // The communicator calls of NCCL's API: creation (forwarded to NCCL and then given a Weft side,
 // or in standalone mode made by Weft alone), destruction, and the queries standalone mode
 // answers itself.
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -59,6 +60,19 @@ ncclResult_t Shim::comm_init_rank(ncclComm_t* comm, int nranks, ncclUniqueId id,
   const int dev = device.value();
   const std::string root = standalone->address;
   const gpu::RendezvousSecret secret = standalone->secret;
+  bool joined_before = false;
+  {
+    const std::lock_guard lock(mutex_);  // not held across fail(), which takes it too
+    const std::pair<gpu::RendezvousSecret, int> use{secret, rank};
+    joined_before = std::find(joined_ids_.begin(), joined_ids_.end(), use) != joined_ids_.end();
+    if (!joined_before) joined_ids_.push_back(use);
+  }
+  if (joined_before) {
+    return fail(ncclInvalidUsage,
+                fmt::format("{}: rank {} already joined a communicator with this unique id; an id "
+                            "serves one communicator: make a fresh one with ncclGetUniqueId",
+                            api, rank));
+  }
   return complete_or_defer([this, api, comm, nranks, rank, root, secret, dev]() -> ncclResult_t {
     auto parsed = gpu::parse_socket_address(root);
     if (!parsed.ok())

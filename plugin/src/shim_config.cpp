@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "weft/gpu/bootstrap.h"
+
 namespace weft::plugin {
 
 Environment process_environment() {
@@ -63,19 +65,12 @@ ShimConfig shim_config_from_env(const Environment& env) {
   config.disabled = read_flag(env, "WEFT_DISABLE", config.problems);
   config.standalone = read_flag(env, "WEFT_STANDALONE", config.problems);
   if (const char* value = env("WEFT_STANDALONE_ADDR")) config.standalone_address = value;
-  if (const char* value = env("WEFT_BOOTSTRAP_TIMEOUT_S")) {
-    double seconds = 0;
-    const std::string_view text(value);
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-    if (ec != std::errc() || end != text.data() + text.size() || !(seconds >= 0.1) ||
-        seconds > 86400) {
-      config.problems.push_back(fmt::format(
-          "WEFT_BOOTSTRAP_TIMEOUT_S='{}' is not a number of seconds in [0.1, 86400]; using 60",
-          value));
-    } else {
-      config.rendezvous_timeout =
-          std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000.0));
-    }
+  auto rendezvous_timeout = gpu::bootstrap_timeout_from_env(
+      [&env](const char* name) -> const char* { return env(name); });
+  if (!rendezvous_timeout.ok()) {
+    config.problems.push_back(rendezvous_timeout.status().message + "; using 60");
+  } else if (rendezvous_timeout.value()) {
+    config.rendezvous_timeout = *rendezvous_timeout.value();
   }
   if (const char* value = env("WEFT_DEBUG")) {
     if (auto level = parse_log_level(value)) {

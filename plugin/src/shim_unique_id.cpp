@@ -27,11 +27,19 @@ ncclResult_t Shim::get_unique_id(ncclUniqueId* id) {
     return fail(ncclInvalidArgument,
                 fmt::format("ncclGetUniqueId: WEFT_STANDALONE_ADDR: {}", parsed.status().str()));
   }
+  if (parsed.value().local_name.empty() && parsed.value().port == 0) {
+    return fail(ncclInvalidArgument,
+                fmt::format("ncclGetUniqueId: WEFT_STANDALONE_ADDR={}: port 0 cannot go into an "
+                            "id (the other ranks must know the port rank 0 listens on); name a "
+                            "free port, or leave WEFT_STANDALONE_ADDR unset for a local socket",
+                            standalone.address));
+  }
   if (parsed.value().local_name.empty()) {
     logger_.warn(
-        "ncclGetUniqueId: WEFT_STANDALONE_ADDR={} is a TCP rendezvous: the ranks still prove "
-        "the job's secret, but rank 0 shows it to whoever connects first; without "
-        "WEFT_STANDALONE_ADDR a local socket is used, which only this user's processes can reach",
+        "ncclGetUniqueId: WEFT_STANDALONE_ADDR={} is a TCP rendezvous: any process that reaches "
+        "the port, another user's too, can connect (it is dropped unless it proves the job's "
+        "secret, which is never sent); without WEFT_STANDALONE_ADDR a local socket is used, "
+        "which only this user's processes can reach",
         standalone.address);
     if (gpu::listens_on_every_interface(parsed.value())) {
       logger_.warn(

@@ -72,6 +72,23 @@ TEST_CASE("multi-process mode needs rank, nranks and rendezvous", "[perf]") {
                   .options);
 }
 
+TEST_CASE("the rendezvous takes the text weftMakeRendezvous writes, secret included", "[perf]") {
+  const std::string secret(32, 'a');
+  const std::string tcp_text = "127.0.0.1:29500#" + secret;
+  const std::string local_text = "unix:weft-0123456789abcdef#" + secret;
+  CHECK(
+      parse({"--builtin", "ring", "--rank", "1", "--nranks", "2", "--rendezvous", tcp_text.c_str()})
+          .options);
+  CHECK(parse({"--builtin", "ring", "--rank", "1", "--nranks", "2", "--rendezvous",
+               local_text.c_str()})
+            .options);
+  // A damaged secret is named, not taken for no secret.
+  auto damaged = parse({"--builtin", "ring", "--rank", "1", "--nranks", "2", "--rendezvous",
+                        "127.0.0.1:29500#00ff"});
+  CHECK_FALSE(damaged.options);
+  CHECK_THAT(damaged.text, Catch::Contains("--rendezvous") && Catch::Contains("32 lowercase hex"));
+}
+
 TEST_CASE("the device is a number or host", "[perf]") {
   auto gpu = parse({"--builtin", "ring", "--ranks", "4", "--device", "3"});
   REQUIRE(gpu.options);

@@ -153,7 +153,9 @@ run("compiling each installed header on its own (${header_count})"
     "${CMAKE_COMMAND}" --build "${WORK}/headers/build" -j 2)
 
 # 5. The GPU runtime's C API: a C program links Weft::weft and checks the library's version
-#    against its header's (no GPU needed for that).
+#    against its header's, and that weftCommInitRank gives up on a rendezvous no rank 0 serves
+#    after WEFT_BOOTSTRAP_TIMEOUT_S, or the config's bootstrapTimeoutSeconds, not after the
+#    default minute (no GPU needed for any of that: the rendezvous comes first).
 if(WITH_C_API)
   file(WRITE "${WORK}/c_api/CMakeLists.txt" [=[
 cmake_minimum_required(VERSION 3.25)
@@ -163,9 +165,31 @@ add_executable(c_api_version main.c)
 target_link_libraries(c_api_version PRIVATE Weft::weft)
 ]=])
   file(WRITE "${WORK}/c_api/main.c" [=[
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "weft/weft.h"
+static double seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+/* Rank 1 of 2 at a rendezvous nobody serves: fails, within `within` seconds. */
+static int gives_up(const weftCommConfig_t* config, double within, const char* how) {
+  char rendezvous[64];
+  if (weftMakeRendezvous(rendezvous, sizeof rendezvous) != weftSuccess) return 0;
+  weftComm_t comm = NULL;
+  const double start = seconds();
+  const weftResult_t result = weftCommInitRank(&comm, 2, 1, rendezvous, config);
+  const double took = seconds() - start;
+  if (result == weftSuccess || comm != NULL || took > within) {
+    fprintf(stderr, "%s: weftCommInitRank returned %d after %.1f s\n", how, (int)result, took);
+    return 0;
+  }
+  return 1;
+}
 int main(void) {
   int version = 0;
   if (weftGetVersion(&version) != weftSuccess || version != WEFT_VERSION_CODE) {
@@ -177,6 +201,27 @@ int main(void) {
       strncmp(rendezvous, "unix:weft-", 10) != 0 ||
       weftMakeRendezvous(rendezvous, 8) != weftInvalidArgument) {
     fprintf(stderr, "weftMakeRendezvous: '%s'\n", rendezvous);
+    return 1;
+  }
+  char reason[512] = "";
+  weftCommConfig_t config = WEFT_COMM_CONFIG_INITIALIZER;
+  config.errorBuffer = reason;
+  config.errorBufferSize = sizeof reason;
+  setenv("WEFT_BOOTSTRAP_TIMEOUT_S", "0.5", 1);
+  if (!gives_up(&config, 5.0, "WEFT_BOOTSTRAP_TIMEOUT_S=0.5")) return 1;
+  unsetenv("WEFT_BOOTSTRAP_TIMEOUT_S");
+  config.bootstrapTimeoutSeconds = 0.5;
+  if (!gives_up(&config, 5.0, "bootstrapTimeoutSeconds = 0.5")) return 1;
+  if (strstr(reason, "rank 1") == NULL) {
+    fprintf(stderr, "weftCommInitRank's reason does not name the rank: '%s'\n", reason);
+    return 1;
+  }
+  setenv("WEFT_BOOTSTRAP_TIMEOUT_S", "soon", 1);
+  config.bootstrapTimeoutSeconds = 0;
+  if (weftCommInitRank(&(weftComm_t){NULL}, 2, 1, "unix:weft-x", &config) !=
+          weftInvalidArgument ||
+      strstr(reason, "WEFT_BOOTSTRAP_TIMEOUT_S") == NULL) {
+    fprintf(stderr, "a malformed WEFT_BOOTSTRAP_TIMEOUT_S: '%s'\n", reason);
     return 1;
   }
   printf("%s\n", weftGetErrorString(weftTimeout));

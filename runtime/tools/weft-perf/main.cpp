@@ -1,7 +1,7 @@
 // weft-perf: nccl-tests-style benchmark of a Weft algorithm on the GPU runtime.
 //
 //   weft-perf --builtin ring --ranks 8 -b 1K -e 256M -f 2            # 8 emulated ranks, one GPU
-//   weft-perf --xml algo.xml --rank R --nranks N --rendezvous host:port   # one process per GPU
+//   weft-perf --xml algo.xml --rank R --nranks N --rendezvous ADDRESS[#SECRET]  # a process per GPU
 //   weft-perf --xml algo.xml --ranks 8 --device host -b 1K -e 1M       # host mode, no GPU
 //
 // Each row: the call's size and count, then for out-of-place and in-place the time per call,
@@ -81,9 +81,18 @@ Result<std::shared_ptr<gpu::Transport>> open_device(Session& s) {
   if (!perf_device.ok()) return perf_device.status();
   s.device = std::move(perf_device.value());
   gpu::SocketBootstrapOptions boot;
-  boot.root = gpu::parse_socket_address(o.rendezvous).value();
+  const gpu::RendezvousPoint point = gpu::parse_rendezvous(o.rendezvous).value();
+  boot.root = point.address;
+  boot.secret = point.secret;
   boot.rank = o.rank;
   boot.size = o.nranks;
+  auto timeout = gpu::bootstrap_timeout_from_env(gpu::process_environment());
+  if (!timeout.ok()) return timeout.status();
+  if (timeout.value()) boot.timeout = *timeout.value();
+  // As the shim and the C API log them.
+  boot.on_dropped = [](const std::string& why) {
+    std::fprintf(stderr, "weft-perf: warning: %s\n", why.c_str());
+  };
   auto bootstrap = gpu::make_socket_bootstrap(boot);
   if (!bootstrap.ok()) return bootstrap.status();
   s.bootstrap = std::move(bootstrap.value());

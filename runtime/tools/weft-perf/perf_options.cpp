@@ -31,7 +31,8 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
   CLI::App app{
       "weft-perf: nccl-tests-style benchmark of Weft algorithms on the GPU runtime.\n"
       "Emulation: --ranks N runs N ranks in this process on one GPU. Multi-process: start one\n"
-      "process per rank with --rank R --nranks N --rendezvous host:port (rank 0 listens).\n"
+      "process per rank with --rank R --nranks N --rendezvous ADDRESS[#SECRET] (rank 0 listens;\n"
+      "every rank proves the secret, without sending it).\n"
       "Host mode: --device host --ranks N runs the same interpreter on CPU threads, no GPU\n"
       "needed (it proves results, not speed)."};
   app.set_help_flag("-h,--help", "print this help and exit");
@@ -71,7 +72,9 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
   app.add_option("--nranks", o.nranks, "ranks in all (multi-process mode)")
       ->check(CLI::Range(1, 1 << 16));
   app.add_option("--rendezvous", o.rendezvous,
-                 "host:port where rank 0 listens (multi-process mode)");
+                 "where rank 0 listens (multi-process mode): host:port or unix:NAME, with "
+                 "#SECRET (32 hex digits, as weftMakeRendezvous writes) for a secret every rank "
+                 "proves");
   std::string device;
   auto* device_option =
       app.add_option("--device", device,
@@ -142,8 +145,8 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
     }
     if (o.rank >= o.nranks)
       return fail(fmt::format("--rank {} is not below --nranks {}", o.rank, o.nranks));
-    if (auto address = gpu::parse_socket_address(o.rendezvous); !address.ok()) {
-      return fail("--rendezvous: " + address.status().message);
+    if (auto point = gpu::parse_rendezvous(o.rendezvous); !point.ok()) {
+      return fail("--rendezvous: " + point.status().message);
     }
   } else if (o.ranks == 0) {
     return fail("give --ranks N (emulation) or --rank/--nranks/--rendezvous (multi-process)");

@@ -168,6 +168,37 @@ TEST_CASE("standalone: WEFT_STANDALONE_ADDR fixes the rendezvous address") {
   CHECK(a.logged("WEFT_STANDALONE_ADDR=127.0.0.1:29500 is a TCP rendezvous"));
 }
 
+TEST_CASE("standalone: port 0 is refused when the id is made: the ranks could not find rank 0") {
+  ShimConfig config = standalone_config();
+  config.standalone_address = "127.0.0.1:0";
+  ShimUnderTest a(config);
+  ncclUniqueId id;
+  CHECK(a.shim->get_unique_id(&id) == ncclInvalidArgument);
+  CHECK(std::string(a.shim->get_last_error(nullptr)).find("port 0 cannot go into an id") !=
+        std::string::npos);
+}
+
+TEST_CASE("standalone: an id serves one communicator; a rank joining again with it is refused") {
+  ShimUnderTest a(standalone_config());
+  ShimUnderTest b(standalone_config());
+  ncclUniqueId id;
+  REQUIRE(a.shim->get_unique_id(&id) == ncclSuccess);
+  ncclComm_t comm_a = nullptr;
+  ncclComm_t comm_b = nullptr;
+  std::thread peer([&] { (void)b.shim->comm_init_rank(&comm_b, 2, id, 1, nullptr, false); });
+  REQUIRE(a.shim->comm_init_rank(&comm_a, 2, id, 0, nullptr, false) == ncclSuccess);
+  peer.join();
+  REQUIRE(comm_b != nullptr);
+  // The same id again, as rank 0 of a second communicator: refused at once, nothing listens.
+  ncclComm_t again = nullptr;
+  CHECK(a.shim->comm_init_rank(&again, 2, id, 0, nullptr, false) == ncclInvalidUsage);
+  CHECK(std::string(a.shim->get_last_error(nullptr)).find("an id serves one communicator") !=
+        std::string::npos);
+  CHECK(again == nullptr);
+  CHECK(a.shim->comm_destroy(comm_a) == ncclSuccess);
+  CHECK(b.shim->comm_destroy(comm_b) == ncclSuccess);
+}
+
 TEST_CASE("standalone: an unparsable WEFT_STANDALONE_ADDR is refused when the id is made") {
   ShimConfig config = standalone_config();
   config.standalone_address = "node7";  // no port
