@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <future>
@@ -603,6 +605,72 @@ TEST_CASE("rendezvous: a descriptor flood does not keep the real ranks out", "[b
     CHECK(r.completed);
     CHECK(r.ranks_ms < 3000);
     CHECK(r.rank0_cpu_ms < 1500);
+  }
+}
+
+// Another user, played by a child process that drops to user nobody (so this test needs root;
+// elsewhere it reports skipped): on the local socket it is dropped before anything is sent; over
+// TCP it receives rank 0's nonce and nothing more, and cannot join.
+TEST_CASE("rendezvous: another user cannot join, over TCP or the local socket", "[bootstrap]") {
+  if (::geteuid() != 0) {
+    std::printf("SKIP: playing another user needs root (setuid to nobody)\n");
+    std::fflush(stdout);
+    std::_Exit(77);
+  }
+  for (const bool local : {true, false}) {
+    // The child is forked before any thread starts, and waits for rank 0's address.
+    int address_pipe[2];
+    REQUIRE(::pipe(address_pipe) == 0);
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      ::close(address_pipe[1]);
+      if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(3);
+      SocketAddress at;
+      char name[128] = {};
+      std::uint16_t port = 0;
+      if (::read(address_pipe[0], &port, sizeof(port)) != sizeof(port)) ::_exit(4);
+      const ssize_t got = ::read(address_pipe[0], name, sizeof(name) - 1);
+      if (got < 0) ::_exit(4);
+      if (port == 0) {
+        at.local_name = name;
+      } else {
+        at.host = "127.0.0.1";
+        at.port = port;
+      }
+      const auto deadline = std::chrono::steady_clock::now() + 5s;
+      auto socket = detail::connect_to(at, deadline);
+      if (!socket.ok()) ::_exit(5);
+      // Claims rank 1 with a guessed proof once rank 0 has spoken (or at once, if it has not).
+      std::array<std::byte, sizeof(WireChallenge)> first{};
+      const bool spoke = socket.value().recv_all(first, deadline, "rank 0").ok();
+      WireProvingHello guess;
+      guess.rank = 1;
+      guess.size = 2;
+      (void)socket.value().send_all(bytes_of(guess), deadline, "rank 0");
+      const std::vector<std::byte> after = drain(socket.value(), 500ms);
+      // Local: nothing at all. TCP: the nonce, then nothing.
+      if (local ? spoke : (!spoke || !after.empty())) ::_exit(6);
+      ::_exit(0);
+    }
+    ::close(address_pipe[0]);
+    const Outcome outcome = run_job(
+        2, local ? fresh_local_address() : SocketAddress{"127.0.0.1", 0}, fresh_secret(),
+        [&](const SocketAddress& at) {
+          const std::uint16_t port = at.local_name.empty() ? at.port : 0;
+          (void)!::write(address_pipe[1], &port, sizeof(port));
+          (void)!::write(address_pipe[1], at.local_name.data(), at.local_name.size());
+          ::close(address_pipe[1]);
+          std::this_thread::sleep_for(200ms);  // it tries before the real rank comes
+        },
+        10s, 2s);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    INFO((local ? "local socket" : "TCP")
+         << ": the other user's process exited with " << WEXITSTATUS(status));
+    require_completed(outcome);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
   }
 }
 
