@@ -105,18 +105,32 @@ double FlowNetwork::water_level(int link) {
   }
   demand_[l] = demand;
   if (demand <= capacity) return kUnbound;
-  // Fill from the smallest limit up: flows held below the level take their limit, the rest
-  // share what is left, each as much per unit of weight.
-  std::sort(fill_.begin(), fill_.end());
-  double left = capacity;
-  double weight_left = 0;
-  for (const auto& entry : fill_) weight_left += entry.second;
-  for (const auto& [limit, weight] : fill_) {
-    if (limit * weight_left >= left) break;
-    left -= limit * weight;
-    weight_left -= weight;
+  // The level λ where Σ weight × min(limit, λ) reaches the capacity: flows held below it take
+  // their limit, the rest share what is left, each as much per unit of weight. Found by
+  // selection on the limits (expected linear time; a sort per event was a fifth of an alltoall's
+  // prediction on eight nodes): the median of the undecided limits is tried as λ, and the half
+  // it rules out is settled.
+  double left = capacity;   // for the undecided flows and those above the level
+  double weight_above = 0;  // of flows known to be above the level
+  auto first = fill_.begin();
+  auto last = fill_.end();
+  while (first != last) {
+    const auto mid = first + (last - first) / 2;
+    std::nth_element(first, mid, last);
+    const double pivot = mid->first;
+    double below = 0;
+    for (auto it = first; it != mid; ++it) below += it->first * it->second;
+    double weight_from_mid = 0;
+    for (auto it = mid; it != last; ++it) weight_from_mid += it->second;
+    if (below + (weight_from_mid + weight_above) * pivot >= left) {
+      weight_above += weight_from_mid;  // the level is at most the pivot
+      last = mid;
+    } else {
+      left -= below + mid->first * mid->second;  // the level is above the pivot
+      first = mid + 1;
+    }
   }
-  return weight_left > 0 ? left / weight_left : kUnbound;
+  return weight_above > 0 ? left / weight_above : kUnbound;
 }
 
 void FlowNetwork::resolve(double now) {
