@@ -155,14 +155,22 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
   }
   std::size_t lane_count = 0;
   for (const auto& mine : lanes) lane_count = std::max(lane_count, mine.size());
-  s.channels = within == Within::Direct ? shape.pieces : static_cast<int>(lane_count) * gpus;
+  // Run backwards, a direct tree's GPU reduces what its node's GPUs send it, for every root, and
+  // one threadblock per channel and peer would take those pieces one after another: the piece
+  // it then sends across the network held up the pieces of the other nodes' roots behind it.
+  // Split, within a node each node's roots (counted from the root's own) get channels of their
+  // own (TreeShape::split_by_node).
+  const bool split_by_node = shape.split_by_node && within == Within::Direct && nodes > 1 &&
+                             shape.pieces * nodes <= shape.most_channels;
+  s.channels = within == Within::Direct ? shape.pieces * (split_by_node ? nodes : 1)
+                                        : static_cast<int>(lane_count) * gpus;
   const std::string how = within == Within::Direct  ? std::string("direct")
                           : within == Within::Rings ? fmt::format("rings_l{}", lane_count)
                                                     : fmt::format("paths_l{}", lane_count);
-  s.name = nodes > 1
-               ? fmt::format("synth_{}_{}_p{}", shape.across == Across::Direct ? "rails" : "chain",
-                             how, shape.pieces)
-               : fmt::format("synth_{}_p{}", how, shape.pieces);
+  s.name = nodes > 1 ? fmt::format("synth_{}_{}{}_p{}",
+                                   shape.across == Across::Direct ? "rails" : "chain", how,
+                                   split_by_node ? "_split" : "", shape.pieces)
+                     : fmt::format("synth_{}_p{}", how, shape.pieces);
   auto rank = [&](int node, int gpu) { return node * gpus + gpu; };
   for (int root = 0; root < s.ranks; ++root) {
     const int home = root / gpus;
@@ -194,7 +202,13 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
       // Across the network, between rail peers.
       for (int d = 1; d < nodes; ++d) {
         const int from = shape.across == Across::Direct ? root : rank((home + d - 1) % nodes, g);
-        route.hops.push_back({from, rank((home + d) % nodes, g), group.channel});
+        const int to = rank((home + d) % nodes, g);
+        // Split, the two ways between two nodes get channels of their own: one threadblock
+        // would otherwise send this node's partial and take the other's in turn, and leave the
+        // NIC one way idle while it works the other.
+        const int channel =
+            group.channel + (split_by_node && from / gpus > to / gpus ? shape.pieces : 0);
+        route.hops.push_back({from, to, channel});
       }
       // Within every node, from the rail peer that holds it.
       for (int node = 0; node < nodes; ++node) {
@@ -208,8 +222,10 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
             route.hops.push_back({rank(node, at), rank(node, to), group.channel});
           }
         } else {
+          const int channel =
+              group.channel + (split_by_node ? shape.pieces * ((node - home + nodes) % nodes) : 0);
           for (int d = 1; d < gpus; ++d) {
-            route.hops.push_back({rank(node, g), rank(node, (g + d) % gpus), group.channel});
+            route.hops.push_back({rank(node, g), rank(node, (g + d) % gpus), channel});
           }
         }
       }

@@ -100,6 +100,11 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
   if (direct > 1) {
     TreeShape wide_direct{Within::Direct, Across::Direct, direct, 0, most_channels};
     out.push_back({tree_sketch(topology, collective, plan, wide_direct), ir::Protocol::Simple});
+    if (collective != ir::Collective::AllGather && topology.nodes() > 1 &&
+        direct * topology.nodes() <= most_channels) {
+      wide_direct.split_by_node = true;
+      out.push_back({tree_sketch(topology, collective, plan, wide_direct), ir::Protocol::Simple});
+    }
   }
   return out;
 }

@@ -85,20 +85,28 @@ TEST_CASE("On an NVSwitch node large allgathers come within 10 % of the bound, b
 // A GPU's memory carries its NIC-bound flows and its NVLink flows at once; shared evenly, the
 // slow ones held the fast ones to their share and reduce-scatter, which reduces through memory,
 // was predicted 10 % slower than the allgather on the same links. Max-min fair, it is not.
-TEST_CASE("Across two nodes reduce-scatter comes within 5 % of its bound at 1 GB, as allgather") {
-  const predict::Topology two_nodes = topology("a100-nvswitch", 2);
-  for (const ir::Collective c : {ir::Collective::AllGather, ir::Collective::ReduceScatter}) {
-    DYNAMIC_SECTION(ir::to_string(c)) {
-      SynthesisRequest request;
-      request.collective = c;
-      request.sizes = {1ull << 30};
-      request.with_nccl = false;
-      const Synthesis s = synthesize(two_nodes, request);
-      check(s);
-      const tuning::Band& band = s.tuning.bands.front();
-      const tuning::Contender& chosen =
-          s.tuning.contenders[static_cast<std::size_t>(band.contender)];
-      CHECK(s.bound.time_us(1ull << 30) / chosen.time_us[0] > 0.95);
+// On four nodes the reversed direct trees need channels of their own per node of roots and per
+// way between two nodes (TreeShape::split_by_node): with one threadblock per channel and peer,
+// reduce-scatter came to 87 % of the bound.
+TEST_CASE(
+    "Across two and four nodes reduce-scatter comes within 5 % of its bound at 1 GB, as "
+    "allgather") {
+  for (const int nodes : {2, 4}) {
+    const predict::Topology machine = topology("a100-nvswitch", nodes);
+    for (const ir::Collective c : {ir::Collective::AllGather, ir::Collective::ReduceScatter}) {
+      if (nodes == 4 && c == ir::Collective::AllGather) continue;
+      DYNAMIC_SECTION(nodes << " nodes, " << ir::to_string(c)) {
+        SynthesisRequest request;
+        request.collective = c;
+        request.sizes = {1ull << 30};
+        request.with_nccl = false;
+        const Synthesis s = synthesize(machine, request);
+        check(s);
+        const tuning::Band& band = s.tuning.bands.front();
+        const tuning::Contender& chosen =
+            s.tuning.contenders[static_cast<std::size_t>(band.contender)];
+        CHECK(s.bound.time_us(1ull << 30) / chosen.time_us[0] > 0.95);
+      }
     }
   }
 }

@@ -56,6 +56,10 @@ struct TreeShape {
   int pieces = 1;          // per block
   double lane_gbs = 0;     // rings: the most one lane carries (0: one lane per ring)
   int most_channels = 64;  // the limits profile's (allreduce: half, its gather has the rest)
+  // Direct trees run backwards across nodes (reduce-scatter, allreduce): channels of their own
+  // within a node per node of roots, and per way between two nodes, so that no threadblock
+  // takes one node's pieces after another's or sends and receives across the network in turn.
+  bool split_by_node = false;
 };
 
 // Allgather, reducescatter or allreduce on trees of this shape, within nodes along the plan's
