@@ -2,6 +2,7 @@
 // silent and malformed clients, a squatter on rank 0's address. Each either leaves the real ranks
 // completing with their own data or fails with a clear error naming the cause; none is accepted.
 // Loopback and local sockets only; every wait is bounded.
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -445,41 +446,70 @@ TEST_CASE("rendezvous: a client that knows the address but not the secret cannot
 
 TEST_CASE("rendezvous: a proof is good for its own connection only", "[bootstrap]") {
   // One who can compute proofs (it holds the secret) answers a second connection's nonce with
-  // the first connection's proof, as a recorded exchange replayed would.
+  // the first connection's proof, as a recorded exchange replayed would. It plays rank 2 too,
+  // properly, once the replay is refused, so that rank 0 is still there to refuse it.
   const RendezvousSecret secret = fresh_secret();
   std::atomic<bool> replay_admitted{false};
   std::atomic<bool> replayed{false};
+  Status rank2;
+  bool rank2_own_data = false;
   std::thread client;
-  const Outcome outcome = run_job(2, fresh_local_address(), secret, [&](const SocketAddress& at) {
-    const auto deadline = std::chrono::steady_clock::now() + 5s;
-    auto first = detail::connect_to(at, deadline);
-    auto second = detail::connect_to(at, deadline);
-    if (!first.ok() || !second.ok()) return;
-    client = std::thread([&, deadline, one_socket = std::move(first.value()),
-                          two_socket = std::move(second.value())]() mutable {
-      WireChallenge one{};
-      WireChallenge two{};
-      if (!one_socket.recv_all(bytes_of(one), deadline, "rank 0").ok() ||
-          !two_socket.recv_all(bytes_of(two), deadline, "rank 0").ok()) {
-        return;
-      }
-      WireProvingHello hello;
-      hello.rank = 1;
-      hello.size = 2;
-      hello.nonce.fill(7);
-      const auto proof = detail::prove(secret, detail::Prover::Peer, one.nonce, hello.nonce, 1, 2);
-      if (!proof) return;
-      hello.proof = *proof;
-      if (!two_socket.send_all(bytes_of(hello), deadline, "rank 0").ok()) return;
-      replayed = true;
-      detail::Proof answer{};
-      replay_admitted = two_socket.recv_all(bytes_of(answer), deadline, "rank 0").ok();
-    });
-  });
+  const Outcome outcome = run_job(
+      3, fresh_local_address(), secret,
+      [&](const SocketAddress& at) {
+        const auto deadline = std::chrono::steady_clock::now() + 5s;
+        auto first = detail::connect_to(at, deadline);
+        auto second = detail::connect_to(at, deadline);
+        if (!first.ok() || !second.ok()) return;
+        client = std::thread([&, at, deadline, one_socket = std::move(first.value()),
+                              two_socket = std::move(second.value())]() mutable {
+          WireChallenge one{};
+          WireChallenge two{};
+          if (one_socket.recv_all(bytes_of(one), deadline, "rank 0").ok() &&
+              two_socket.recv_all(bytes_of(two), deadline, "rank 0").ok()) {
+            WireProvingHello hello;
+            hello.rank = 2;
+            hello.size = 3;
+            hello.nonce.fill(7);
+            const auto proof =
+                detail::prove(secret, detail::Prover::Peer, one.nonce, hello.nonce, 2, 3);
+            if (proof && (hello.proof = *proof, true) &&
+                two_socket.send_all(bytes_of(hello), deadline, "rank 0").ok()) {
+              replayed = true;
+              detail::Proof answer{};
+              replay_admitted = two_socket.recv_all(bytes_of(answer), deadline, "rank 0").ok();
+            }
+          }
+          SocketBootstrapOptions options;
+          options.rank = 2;
+          options.size = 3;
+          options.root = at;
+          options.secret = secret;
+          options.timeout = 10s;
+          auto bootstrap = make_socket_bootstrap(options);
+          if (!bootstrap.ok()) {
+            rank2 = bootstrap.status();
+            return;
+          }
+          std::vector<std::int32_t> records(3, -1);
+          records[2] = 1002;
+          rank2 = bootstrap.value()->allgather(std::as_writable_bytes(std::span(records)),
+                                               sizeof(std::int32_t));
+          rank2_own_data = records[0] == 1000 && records[1] == 1001 && records[2] == 1002;
+        });
+      },
+      10s, 5s, /*absent_rank=*/2);
   client.join();
   CHECK(replayed);
-  require_completed(outcome);
   CHECK_FALSE(replay_admitted);
+  for (std::size_t r = 0; r < 2; ++r) {
+    INFO("rank " << r << ": " << outcome.statuses[r].str());
+    CHECK(outcome.statuses[r].ok());
+    CHECK(outcome.own_data[r]);
+  }
+  INFO("rank 2: " << rank2.str());
+  CHECK(rank2.ok());
+  CHECK(rank2_own_data);
 }
 
 // Rank 0 in a child process limited to `descriptor_limit` descriptors, the real ranks beside it;
@@ -620,7 +650,9 @@ TEST_CASE("rendezvous: another user cannot join, over TCP or the local socket", 
   for (const bool local : {true, false}) {
     // The child is forked before any thread starts, and waits for rank 0's address.
     int address_pipe[2];
+    int connected_pipe[2];
     REQUIRE(::pipe(address_pipe) == 0);
+    REQUIRE(::pipe(connected_pipe) == 0);
     const pid_t child = ::fork();
     REQUIRE(child >= 0);
     if (child == 0) {
@@ -641,6 +673,8 @@ TEST_CASE("rendezvous: another user cannot join, over TCP or the local socket", 
       const auto deadline = std::chrono::steady_clock::now() + 5s;
       auto socket = detail::connect_to(at, deadline);
       if (!socket.ok()) ::_exit(5);
+      const char connected = 1;
+      (void)!::write(connected_pipe[1], &connected, 1);
       // Claims rank 1 with a guessed proof once rank 0 has spoken (or at once, if it has not).
       std::array<std::byte, sizeof(WireChallenge)> first{};
       const bool spoke = socket.value().recv_all(first, deadline, "rank 0").ok();
@@ -654,6 +688,7 @@ TEST_CASE("rendezvous: another user cannot join, over TCP or the local socket", 
       ::_exit(0);
     }
     ::close(address_pipe[0]);
+    ::close(connected_pipe[1]);
     const Outcome outcome = run_job(
         2, local ? fresh_local_address() : SocketAddress{"127.0.0.1", 0}, fresh_secret(),
         [&](const SocketAddress& at) {
@@ -661,7 +696,9 @@ TEST_CASE("rendezvous: another user cannot join, over TCP or the local socket", 
           (void)!::write(address_pipe[1], &port, sizeof(port));
           (void)!::write(address_pipe[1], at.local_name.data(), at.local_name.size());
           ::close(address_pipe[1]);
-          std::this_thread::sleep_for(200ms);  // it tries before the real rank comes
+          // It is in rank 0's queue before the real rank comes (or gave up: then EOF).
+          pollfd ready{connected_pipe[0], POLLIN, 0};
+          (void)::poll(&ready, 1, 5000);
         },
         10s, 2s);
     int status = 0;
