@@ -8,7 +8,6 @@
 // the secret receives a random nonce and nothing else.
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <array>
@@ -694,16 +693,7 @@ bool listens_on_every_interface(const SocketAddress& address) {
 
 Result<RendezvousSecret> make_rendezvous_secret() {
   RendezvousSecret secret{};
-  std::size_t filled = 0;
-  while (filled < secret.size()) {
-    const ssize_t got = ::getrandom(secret.data() + filled, secret.size() - filled, 0);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      return Status::error(ErrorCode::SystemError,
-                           fmt::format("getrandom: {}", std::strerror(errno)));
-    }
-    filled += static_cast<std::size_t>(got);
-  }
+  if (auto s = detail::fill_random(secret); !s.ok()) return s;
   return secret;
 }
 

@@ -14,11 +14,10 @@
 
 namespace weft::gpu::detail {
 
-Result<Nonce> make_nonce() {
-  Nonce nonce{};
+Status fill_random(std::span<std::uint8_t> bytes) {
   std::size_t filled = 0;
-  while (filled < nonce.size()) {
-    const ssize_t got = ::getrandom(nonce.data() + filled, nonce.size() - filled, 0);
+  while (filled < bytes.size()) {
+    const ssize_t got = ::getrandom(bytes.data() + filled, bytes.size() - filled, 0);
     if (got < 0) {
       if (errno == EINTR) continue;
       return Status::error(ErrorCode::SystemError,
@@ -26,6 +25,12 @@ Result<Nonce> make_nonce() {
     }
     filled += static_cast<std::size_t>(got);
   }
+  return {};
+}
+
+Result<Nonce> make_nonce() {
+  Nonce nonce{};
+  if (auto s = fill_random(nonce); !s.ok()) return s;
   return nonce;
 }
 

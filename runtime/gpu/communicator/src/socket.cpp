@@ -218,17 +218,9 @@ Result<Socket> listen_on(const SocketAddress& address, std::uint16_t* bound_port
 
 Result<Socket> accept_one(Socket& listener, Deadline deadline) {
   for (;;) {
-    sockaddr_storage from{};
-    socklen_t length = sizeof(from);
-    const int fd = ::accept4(listener.fd(), reinterpret_cast<sockaddr*>(&from), &length,
-                             SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd >= 0) {
-      set_no_delay(fd, from.ss_family);
-      return Socket(fd);
-    }
-    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
-      return system_error("accept");
-    }
+    Accepted accepted = accept_pending(listener);
+    if (accepted.socket.valid()) return std::move(accepted.socket);
+    if (!accepted.none) return accepted.error;
     auto ready = wait_for(listener.fd(), POLLIN, deadline);
     if (!ready.ok()) return ready.status();
     if (!ready.value()) return Status::error(ErrorCode::SystemError, "timed out accepting peers");

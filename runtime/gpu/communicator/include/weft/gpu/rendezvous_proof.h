@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 
 #include "weft/gpu/bootstrap.h"
 #include "weft/gpu/status.h"
@@ -22,7 +23,9 @@ inline constexpr std::size_t kProofBytes = 32;  // HMAC-SHA256
 using Nonce = std::array<std::uint8_t, kNonceBytes>;
 using Proof = std::array<std::uint8_t, kProofBytes>;
 
-// 128 bits from the operating system's random source.
+// `bytes` filled from the operating system's random source (getrandom).
+Status fill_random(std::span<std::uint8_t> bytes);
+// 128 bits from it.
 Result<Nonce> make_nonce();
 
 enum class Prover : std::uint8_t { Peer, Root };
