@@ -414,31 +414,53 @@ TEST_CASE("rendezvous: a connection that sends nothing or garbage receives nothi
   }
 }
 
+// The job's rank 2 comes only once the intruder has been answered, so rank 0 is still there to
+// answer it (otherwise the job could end first and the intruder see only a closed connection).
 TEST_CASE("rendezvous: a client that knows the address but not the secret cannot join",
           "[bootstrap]") {
   for (const bool local : {true, false}) {
+    const RendezvousSecret secret = fresh_secret();
     std::thread intruder;
     Status intruder_status;
-    const Outcome outcome =
-        run_job(3, local ? fresh_local_address() : SocketAddress{"127.0.0.1", 0}, fresh_secret(),
-                [&](const SocketAddress& at) {
-                  intruder = std::thread([&, at] {
-                    // Weft's own code with a secret of its own, claiming rank 1 before the real
-                    // one.
-                    SocketBootstrapOptions options;
-                    options.rank = 1;
-                    options.size = 3;
-                    options.root = at;
-                    options.secret = fresh_secret();
-                    options.timeout = 3s;
-                    auto bootstrap = make_socket_bootstrap(options);
-                    intruder_status = bootstrap.ok() ? Status{} : bootstrap.status();
-                  });
-                  std::this_thread::sleep_for(100ms);  // it goes first
-                });
+    Status rank2;
+    const Outcome outcome = run_job(
+        3, local ? fresh_local_address() : SocketAddress{"127.0.0.1", 0}, secret,
+        [&](const SocketAddress& at) {
+          intruder = std::thread([&, at] {
+            // Weft's own code with a secret of its own, claiming rank 1 before the real one.
+            SocketBootstrapOptions options;
+            options.rank = 1;
+            options.size = 3;
+            options.root = at;
+            options.secret = fresh_secret();
+            options.timeout = 3s;
+            auto bootstrap = make_socket_bootstrap(options);
+            intruder_status = bootstrap.ok() ? Status{} : bootstrap.status();
+            // Then the real rank 2.
+            options.rank = 2;
+            options.secret = secret;
+            options.timeout = 10s;
+            auto joined = make_socket_bootstrap(options);
+            if (!joined.ok()) {
+              rank2 = joined.status();
+              return;
+            }
+            std::vector<std::int32_t> records(3, -1);
+            records[2] = 1002;
+            rank2 = joined.value()->allgather(std::as_writable_bytes(std::span(records)),
+                                              sizeof(std::int32_t));
+          });
+        },
+        10s, 5s, /*absent_rank=*/2);
     intruder.join();
     INFO((local ? "local socket" : "TCP"));
-    require_completed(outcome);
+    for (std::size_t r = 0; r < 2; ++r) {
+      INFO("rank " << r << ": " << outcome.statuses[r].str());
+      CHECK(outcome.statuses[r].ok());
+      CHECK(outcome.own_data[r]);
+    }
+    INFO("rank 2: " << rank2.str());
+    CHECK(rank2.ok());
     REQUIRE_FALSE(intruder_status.ok());
     CHECK_THAT(intruder_status.message, Catch::Contains("did not admit rank 1"));
   }
