@@ -414,6 +414,27 @@ TEST_CASE("rendezvous: a connection that sends nothing or garbage receives nothi
   }
 }
 
+// The real rank 2 of a 3-rank job that a test plays itself, once its hostile client has been
+// answered: joins and takes part in run_job's allgather. `own_data`: every record was right.
+Status join_as_rank2(const SocketAddress& at, const RendezvousSecret& secret, bool* own_data) {
+  SocketBootstrapOptions options;
+  options.rank = 2;
+  options.size = 3;
+  options.root = at;
+  options.secret = secret;
+  options.timeout = 10s;
+  auto bootstrap = make_socket_bootstrap(options);
+  if (!bootstrap.ok()) return bootstrap.status();
+  std::vector<std::int32_t> records(3, -1);
+  records[2] = 1002;
+  const Status status = bootstrap.value()->allgather(std::as_writable_bytes(std::span(records)),
+                                                     sizeof(std::int32_t));
+  if (own_data != nullptr) {
+    *own_data = records[0] == 1000 && records[1] == 1001 && records[2] == 1002;
+  }
+  return status;
+}
+
 // The job's rank 2 comes only once the intruder has been answered, so rank 0 is still there to
 // answer it (otherwise the job could end first and the intruder see only a closed connection).
 TEST_CASE("rendezvous: a client that knows the address but not the secret cannot join",
@@ -437,18 +458,7 @@ TEST_CASE("rendezvous: a client that knows the address but not the secret cannot
             auto bootstrap = make_socket_bootstrap(options);
             intruder_status = bootstrap.ok() ? Status{} : bootstrap.status();
             // Then the real rank 2.
-            options.rank = 2;
-            options.secret = secret;
-            options.timeout = 10s;
-            auto joined = make_socket_bootstrap(options);
-            if (!joined.ok()) {
-              rank2 = joined.status();
-              return;
-            }
-            std::vector<std::int32_t> records(3, -1);
-            records[2] = 1002;
-            rank2 = joined.value()->allgather(std::as_writable_bytes(std::span(records)),
-                                              sizeof(std::int32_t));
+            rank2 = join_as_rank2(at, secret, nullptr);
           });
         },
         10s, 5s, /*absent_rank=*/2);
@@ -502,22 +512,7 @@ TEST_CASE("rendezvous: a proof is good for its own connection only", "[bootstrap
               replay_admitted = two_socket.recv_all(bytes_of(answer), deadline, "rank 0").ok();
             }
           }
-          SocketBootstrapOptions options;
-          options.rank = 2;
-          options.size = 3;
-          options.root = at;
-          options.secret = secret;
-          options.timeout = 10s;
-          auto bootstrap = make_socket_bootstrap(options);
-          if (!bootstrap.ok()) {
-            rank2 = bootstrap.status();
-            return;
-          }
-          std::vector<std::int32_t> records(3, -1);
-          records[2] = 1002;
-          rank2 = bootstrap.value()->allgather(std::as_writable_bytes(std::span(records)),
-                                               sizeof(std::int32_t));
-          rank2_own_data = records[0] == 1000 && records[1] == 1001 && records[2] == 1002;
+          rank2 = join_as_rank2(at, secret, &rank2_own_data);
         });
       },
       10s, 5s, /*absent_rank=*/2);
