@@ -466,9 +466,9 @@ void Run::run() {
                     blocked, plan_.threadblocks.size(), core_.fifo_depth(), first);
     return;
   }
-  // Tiles past the simulated ones are added by Simulator::run (the steady-state period).
+  // The call's time (latencies, makespan, tiles past the simulated ones at the steady-state
+  // period) is Simulator::run's, from makespan_us(), whether this run or a kept one gave it.
   result_.simulated_tiles = tile_end_us_.size();
-  result_.time_us = topology_.costs().launch_latency_us + costs_.call_latency_us + makespan_;
   if (options_.record && !result_.steps.empty()) {
     int last = 0;
     for (std::size_t i = 0; i < result_.steps.size(); ++i) {
