@@ -5,7 +5,10 @@
 #   1. the example application, one rank, real NCCL under LD_PRELOAD=libweft_nccl.so: out-of-place
 #      calls run on Weft (one-rank copy algorithms), in-place ones fall back to NCCL, both logged;
 #   2. standalone mode at 2, 4 and 8 processes on the one GPU, every collective on Weft;
-#   3. all of it with a malformed XML in WEFT_ALGO_DIR, which must be reported and skipped.
+#   3. all of it with a malformed XML in WEFT_ALGO_DIR, which must be reported and skipped;
+#   4. standalone at 8 processes with only what `weftc synthesize -t h100-nvswitch` wrote for
+#      allreduce, allgather and alltoall in WEFT_ALGO_DIR: every call on a synthesized
+#      algorithm, the one its size band names (docs/synthesis.md).
 # Every run checks its results. Logs go to $WEFT_GPU_CHECK_LOGS (default: a temporary folder,
 # kept and printed on failure). Exit status: 0 when every check passed.
 #
@@ -19,8 +22,9 @@ shim=$build/plugin/src/libweft_nccl.so
 example=$build/examples/nccl/weft-nccl-example
 generator=$build/examples/nccl/weft-example-algorithms
 
-if [[ ! -x $example || ! -f $shim || ! -x $generator ]]; then
-  cmake --build "$build" --target weft_nccl weft-nccl-example weft-example-algorithms || exit 1
+weftc=$build/compiler/weftc
+if [[ ! -x $example || ! -f $shim || ! -x $generator || ! -x $weftc ]]; then
+  cmake --build "$build" --target weft_nccl weft-nccl-example weft-example-algorithms weftc || exit 1
 fi
 logs=${WEFT_GPU_CHECK_LOGS:-$(mktemp -d -t weft-nccl-check-XXXXXX)}
 mkdir -p "$logs"
@@ -98,6 +102,43 @@ for n in $process_counts; do
     report "$name" PASS
   fi
 done
+
+# 4. Standalone at 8 processes on synthesized algorithms only.
+synth_dirs=""
+name="standalone, 8 processes, synthesized algorithms"
+colls="allreduce allgather alltoall"
+if ! "$weftc" synthesize --help > /dev/null 2>&1; then
+  report "$name" FAIL "(weftc has no synthesize command: LEMON, liblemon-dev, was not found)"
+  colls=""
+fi
+for coll in $colls; do
+  folder=$logs/synth/$coll
+  if ! "$weftc" synthesize -t h100-nvswitch -c "$coll" -b 1K -e 64M --no-nccl --force \
+      -o "$folder" \
+      > "$logs/synth-$coll.log" 2>&1; then
+    report "$name" FAIL "(weftc synthesize -c $coll failed, $logs/synth-$coll.log)"
+    synth_dirs=""
+    break
+  fi
+  synth_dirs=${synth_dirs:+$synth_dirs:}$folder
+done
+if [[ -n $synth_dirs ]]; then
+  log=$logs/standalone-8-synthesized.log
+  WEFT_STANDALONE=1 WEFT_ALGO_DIR=$synth_dirs WEFT_DEBUG=INFO WEFT_TIMEOUT_S=${WEFT_TIMEOUT_S:-60} \
+    LD_PRELOAD=$shim timeout 300 "$example" -n 8 -b 8K -e 8M -f 8 -w 1 -t 280 > "$log" 2>&1
+  status=$?
+  if [[ $status -ne 0 ]]; then
+    report "$name" FAIL "(exit $status, $log)"
+  elif grep -q -- '-> NCCL' "$log"; then
+    report "$name" FAIL "(a call fell back in standalone mode, $log)"
+  elif expect "$name" "$log" \
+      "ncclAllReduce: .* on 8 ranks -> Weft 'synth_" \
+      "ncclAllGather: .* on 8 ranks -> Weft 'synth_" \
+      "ncclAlltoAll: .* on 8 ranks -> Weft 'synth_" \
+      "# all 8 ranks passed"; then
+    report "$name" PASS
+  fi
+fi
 
 echo "nccl shim GPU check: $passed passed, $failed failed (logs in $logs)"
 [[ $failed -eq 0 ]]

@@ -6,6 +6,10 @@
 #   check    weft-perf against the CPU reference: built-in algorithms × protocols × ranks × types
 #   corpus   weft-perf against the CPU reference: every file of the MSCCL XML corpus
 #   library  weft-perf against the CPU reference: the compiler's library (weftc compile)
+#   synth    weft-perf against the CPU reference: what `weftc synthesize -t h100-nvswitch` writes
+#            for 8 ranks (every band's file and every proved sketch, each collective), and the
+#            chosen files' timings beside the built-in all-pairs (a sanity run: 8 ranks emulated
+#            on one GPU share its memory, so the times are not the prediction's)
 #   bench    the benchmark sweeps and the timed targets (PASS/MISS lines)
 #   latency  the step-latency benchmark (weft-latency): the ping-pong floor beside Weft's time
 #            per step on chains of 1, 8 and 64 steps, every protocol and step variant, one run
@@ -13,7 +17,7 @@
 #   nccl     the NCCL shim: real NCCL at one rank, standalone mode on the GPU (gpu-check-nccl.sh)
 #   torch    PyTorch under the shim (gpu-check-torch.sh): needs python3 with torch and a GPU
 #
-# tests, check, corpus, library and bench run once per step variant of --variants (WEFT_STEP,
+# tests, check, corpus, library, synth and bench run once per step variant of --variants (WEFT_STEP,
 # docs/performance.md), one after the other, so that their figures and #wrong columns sit side
 # by side; every file and summary line names its variant.
 #
@@ -23,7 +27,8 @@
 #   scripts/gpu-check.sh --pack-deps DIR     (on the development machine; see below)
 #   scripts/gpu-check.sh --rehearse [...]    (the device-side build and host steps, no GPU needed)
 #
-# --steps      comma-separated, default tests,check,corpus,library,bench,latency,multi,nccl,torch;
+# --steps      comma-separated, default tests,check,corpus,library,synth,bench,latency,multi,nccl,
+#              torch;
 #              only the targets those steps need are built
 # --variants   the step variants (full, lean) the per-variant steps run under, in this order
 #              (default lean,full: the default step first, so that a budget cut leaves it run)
@@ -72,7 +77,7 @@ corpus=""
 quick=0
 pack=""
 rehearse=0
-steps="tests,check,corpus,library,bench,latency,multi,nccl,torch"
+steps="tests,check,corpus,library,synth,bench,latency,multi,nccl,torch"
 variants="lean,full"
 jobs=$(nproc 2>/dev/null || echo 8)
 budget=540
@@ -100,7 +105,7 @@ while (($#)); do
   esac
 done
 for s in ${steps//,/ }; do
-  case "$s" in tests|check|corpus|library|bench|latency|multi|nccl|torch) ;;
+  case "$s" in tests|check|corpus|library|synth|bench|latency|multi|nccl|torch) ;;
     *) echo "gpu-check: unknown step '$s' in --steps (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -116,7 +121,8 @@ done
 # ---- --pack-deps: collect the Debian packages' files (and the corpus) for carrying -------------
 if [[ -n "$pack" ]]; then
   mkdir -p "$pack"
-  for p in libfmt-dev libfmt9 libpugixml-dev libpugixml1v5 libcli11-dev catch2 libssl-dev libssl3; do
+  for p in libfmt-dev libfmt9 libpugixml-dev libpugixml1v5 libcli11-dev catch2 libssl-dev libssl3 \
+      liblemon-dev; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
       echo "gpu-check: package $p is not installed (scripts/install-deps.sh installs it)" >&2
       exit 1
@@ -262,9 +268,11 @@ nccl_library=$(sed -n 's/^-- Weft: NCCL .* from .*, \(\/.*libnccl[^ ]*\)$/\1/p' 
 
 targets=(weft_gpu)
 wanted tests && targets+=(weft_gpu_tests weft_gpu_host_tests)
-for s in check corpus library bench multi; do wanted $s && targets+=(weft-perf); done
+for s in check corpus library synth bench multi; do wanted $s && targets+=(weft-perf); done
 wanted latency && targets+=(weft-latency)
 wanted library && targets+=(weftc)
+wanted synth && targets+=(weftc)
+wanted nccl && targets+=(weftc)
 wanted torch && targets+=(weftc)
 if wanted nccl || wanted torch; then
   for t in weft_nccl weft-nccl-example weft-example-algorithms; do
@@ -413,6 +421,46 @@ if begin library && device_step library; then
     fail "weftc list"
   fi
   end "library [$variant]"
+fi
+
+if begin synth && device_step synth; then
+  step "weft-perf correctness: synthesized algorithms (weftc synthesize -t h100-nvswitch), $variant step"
+  weftc="$build/compiler/weftc"
+  top=64M; ((quick)) && top=16M
+  mkdir -p "$work/synth"
+  colls="allgather reducescatter allreduce alltoall"
+  if ! "$weftc" synthesize --help > /dev/null 2>&1; then
+    fail "weftc has no synthesize command (LEMON, liblemon-dev, was not found: see the configure log)"
+    colls=""
+  fi
+  for coll in $colls; do
+    folder="$work/synth/$coll"
+    # Synthesized once: the files do not depend on the step variant.
+    if [[ ! -f "$folder/tuner.csv" ]] &&
+      ! "$weftc" synthesize -t h100-nvswitch -c "$coll" -b 1K -e $top --all --force -o "$folder" \
+        > "$work/synth-$coll.log" 2>&1; then
+      fail "weftc synthesize -c $coll"
+      tail -5 "$work/synth-$coll.log"
+      continue
+    fi
+    while IFS= read -r xml; do
+      run_perf "synth $coll ${xml#"$folder"/}" --xml "$xml" --ranks 8 -b 1K -e $top -f 8 -n 3 -w 1 -c 1
+    done < <(find "$folder" -name '*.xml' | sort)
+    # The chosen files' timings beside the built-in all-pairs of the same collective, where
+    # weft-perf has one (allreduce), in one run of this machine.
+    while IFS= read -r xml; do
+      name="synth-$coll-$(basename "$xml" .xml)"
+      file="$work/synth/$variant-$name.txt"
+      timeout 300 "$perf" --xml "$xml" --ranks 8 -b 1K -e $top -f 4 -n 10 -w 2 -c 0 > "$file" 2>&1 ||
+        fail "bench $name [$variant]"
+      { echo "## $name [$variant step]: weft-perf --xml $(basename "$xml") --ranks 8"; cat "$file"; echo; } >> "$tables"
+    done < <(find "$folder" -maxdepth 1 -name '*.xml' | sort)
+  done
+  file="$work/synth/$variant-builtin-allpairs.txt"
+  timeout 300 "$perf" --builtin allpairs --ranks 8 --proto Simple -b 1K -e $top -f 4 -n 10 -w 2 -c 0 \
+    > "$file" 2>&1 || fail "bench builtin allpairs [$variant]"
+  { echo "## allreduce built-in allpairs Simple [$variant step], beside the synthesized"; cat "$file"; echo; } >> "$tables"
+  end "synth [$variant]"
 fi
 
 # ---- benchmarks ---------------------------------------------------------------------------------
