@@ -1,5 +1,6 @@
 # Weft as a package, as a user outside its tree uses it: install the build into PREFIX, build
 # examples/user-algorithms (a CMake project of its own) against the install with find_package(Weft),
+# and the CMakeLists.txt that docs/dsl.md and the README show, verbatim,
 # load its library into the installed weftc, compile and prove its algorithm, and run its
 # standalone program; then the same library built by hand with pkg-config; a program of the
 # user's that links the predictor (examples/predict: a topology loaded, an algorithm simulated,
@@ -78,6 +79,41 @@ foreach(entry IN LISTS resolved)
     message(FATAL_ERROR "my_standalone does not use the installed libraries (${entry}):\n${run_output}")
   endif()
 endforeach()
+
+# 1b. The CMakeLists.txt that docs/dsl.md shows, taken from the page verbatim, and the README's
+#     find_package lines in the least project around them: both build against the install with
+#     nothing the page does not say (no C++ standard set by the user; the targets carry C++20).
+file(READ "${SOURCE_DIR}/docs/dsl.md" page)
+string(FIND "${page}" "The whole `CMakeLists.txt`" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "docs/dsl.md no longer shows a whole CMakeLists.txt ('The whole `CMakeLists.txt`')")
+endif()
+string(SUBSTRING "${page}" ${at} -1 page)
+if(NOT page MATCHES "```cmake\n([^`]*)```")
+  message(FATAL_ERROR "docs/dsl.md: no ```cmake block after 'The whole `CMakeLists.txt`'")
+endif()
+file(WRITE "${WORK}/docs-dsl/CMakeLists.txt" "${CMAKE_MATCH_1}")
+file(READ "${SOURCE_DIR}/README.md" readme)
+if(NOT readme MATCHES "```cmake\n(find_package\\(Weft[^`]*)```")
+  message(FATAL_ERROR "README.md: no ```cmake block starting with find_package(Weft")
+endif()
+file(WRITE "${WORK}/docs-readme/CMakeLists.txt"
+     "cmake_minimum_required(VERSION 3.25)\nproject(readme LANGUAGES CXX)\n"
+     "add_library(my_algorithms MODULE my_algorithms.cpp)\n${CMAKE_MATCH_1}")
+foreach(snippet IN ITEMS docs-dsl docs-readme)
+  file(COPY "${SOURCE_DIR}/examples/user-algorithms/my_algorithms.cpp"
+            "${SOURCE_DIR}/examples/user-algorithms/standalone.cpp" DESTINATION "${WORK}/${snippet}")
+  run("configuring the ${snippet} snippet against the install"
+      "${CMAKE_COMMAND}" -S "${WORK}/${snippet}" -B "${WORK}/${snippet}/build" -G "${GENERATOR}"
+      "-DCMAKE_CXX_COMPILER=${CXX}" "-DCMAKE_PREFIX_PATH=${PREFIX}" -DCMAKE_BUILD_TYPE=Release
+      -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF ${user_flags})
+  run("building the ${snippet} snippet" "${CMAKE_COMMAND}" --build "${WORK}/${snippet}/build")
+endforeach()
+run("weftc list --load (the docs' snippet)" "${PREFIX}/bin/weftc" list
+    --load "${WORK}/docs-dsl/build/libmy_algorithms.so")
+if(NOT run_output MATCHES "my_allgather_reverse_ring")
+  message(FATAL_ERROR "weftc list --load did not show the snippet's algorithm:\n${run_output}")
+endif()
 
 # 2. The same library built without CMake, from the pkg-config file.
 find_program(PKG_CONFIG NAMES pkg-config pkgconf REQUIRED)
