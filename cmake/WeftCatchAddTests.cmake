@@ -2,7 +2,8 @@
 # writes the CTest file that registers each as "<prefix>: <name>".
 #   cmake -D WEFT_CATCH_PARAMETERS=<generated parameters file> -P WeftCatchAddTests.cmake
 # The listing is read line by line, never as a CMake list: test case names may hold `;`, `[` and
-# `]`, which a list would split or pair up.
+# `]`, which a list would split or pair up. Every test may end as skipped: WEFT_TEST_SKIP_EXIT
+# tells tests/support/skip.h the code (77) that CTest reads as Skipped.
 include("${WEFT_CATCH_PARAMETERS}")
 include("${CMAKE_CURRENT_LIST_DIR}/WeftCatchNames.cmake")
 
@@ -34,7 +35,8 @@ foreach(index RANGE ${names_count})
   string(APPEND script
     "add_test([==[${prefix}: ${name}]==] [==[${executable}]==] [==[${selector}]==] --warn NoTests)\n"
     "set_tests_properties([==[${prefix}: ${name}]==] PROPERTIES WORKING_DIRECTORY "
-    "[==[${working_directory}]==]${property_args})\n")
+    "[==[${working_directory}]==] SKIP_RETURN_CODE 77 ENVIRONMENT_MODIFICATION "
+    "WEFT_TEST_SKIP_EXIT=set:77${property_args})\n")
   math(EXPR count "${count} + 1")
 endforeach()
 if(count EQUAL 0)
