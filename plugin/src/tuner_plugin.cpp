@@ -105,7 +105,10 @@ ncclResult_t get_coll_info(void* opaque, weftNcclFunc_t collType, size_t nBytes,
           *context, WEFT_NCCL_LOG_TRACE, "Weft tuner: {} of {} bytes -> {}/{}{} (config line {})",
           tuner_collective_name(collType), nBytes, tuner_algorithm_name(applied.algorithm),
           tuner_protocol_name(applied.protocol),
-          applied.channels > 0 ? fmt::format(", {} channels", applied.channels) : "", applied.line);
+          applied.channels > 0
+              ? fmt::format(", {} channel{}", applied.channels, applied.channels == 1 ? "" : "s")
+              : "",
+          applied.line);
     }
   } catch (...) {
     // Nothing may cross into NCCL: leave its choice as it was.

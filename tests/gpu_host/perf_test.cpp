@@ -132,6 +132,36 @@ TEST_CASE("bad arguments fail with a message and exit code 2; help exits 0", "[p
   CHECK_THAT(help.text, Catch::Contains("--ranks") && Catch::Contains("-G"));
 }
 
+TEST_CASE("an XML file without --ranks is emulated at the file's rank count", "[perf]") {
+  const std::string ring = std::string(WEFT_TEST_DATA_DIR) + "/xml/ring_allreduce_4r.xml";
+  const ParseOutcome o = parse({"--xml", ring.c_str(), "--device", "host"});
+  INFO(o.text);
+  REQUIRE(o.options);
+  CHECK(o.options->ranks == 4);
+  // A file that does not read is named, with the reader's place, before anything runs.
+  const std::string missing = std::string(WEFT_TEST_DATA_DIR) + "/xml/no-such-file.xml";
+  const ParseOutcome bad = parse({"--xml", missing.c_str()});
+  CHECK_FALSE(bad.options);
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.text, Catch::Contains("no-such-file.xml"));
+  // --builtin has no file to ask: it still needs --ranks.
+  CHECK_THAT(parse({"--builtin", "ring"}).text, Catch::Contains("give --ranks N"));
+}
+
+TEST_CASE("out-of-range numbers name a range a person can read", "[perf]") {
+  for (const auto& args : std::vector<std::vector<const char*>>{
+           {"--builtin", "ring", "--ranks", "2", "--root", "-1"},
+           {"--builtin", "ring", "--rank", "-1", "--nranks", "2", "--rendezvous", "h:1"},
+           {"--builtin", "ring", "--ranks", "2", "--timeout", "0"}}) {
+    const ParseOutcome o = parse(args);
+    INFO(o.text);
+    CHECK_FALSE(o.options);
+    CHECK(o.exit_code == 2);
+    CHECK_THAT(o.text, Catch::Contains("not in range"));
+    CHECK(o.text.size() < 200);  // no 300-digit bound
+  }
+}
+
 TEST_CASE("the size sweep multiplies from -b to -e inclusive", "[perf]") {
   CHECK(size_sweep(1024, 8192, 2) == std::vector<std::size_t>{1024, 2048, 4096, 8192});
   CHECK(size_sweep(1024, 10000, 4) == std::vector<std::size_t>{1024, 4096});

@@ -5,7 +5,7 @@ no longer a critical path than msccl-tools' output in the README's table.
 
     mscclang_example.py EXAMPLES_DIR SCRIPT [ARGS...]
 
-Exits 77 (CTest's skip) when EXAMPLES_DIR is absent."""
+Exits 77 (CTest's skip) when EXAMPLES_DIR, the program or the README is absent."""
 
 import os
 import re
@@ -32,8 +32,11 @@ def figures_from_readme(folder, script, args):
 
 def main():
     folder, script, args = sys.argv[1], sys.argv[2], sys.argv[3:]
-    if not os.path.isdir(folder):
-        print(f"SKIP: the MSCCLang examples folder {folder} is absent (WEFT_MSCCLANG_EXAMPLES_DIR)")
+    # An empty or partial folder is as good as none: the program or its README row is missing.
+    readme = os.path.join(folder, "README.md")
+    if not os.path.isfile(readme) or not os.path.isfile(os.path.join(folder, script)):
+        print(f"SKIP: {os.path.join(folder, script)} or {readme} is absent (the MSCCLang examples, "
+              "kept outside the project; -DWEFT_MSCCLANG_EXAMPLES_DIR=FOLDER gives them)")
         return SKIP
     theirs = figures_from_readme(folder, script, args)
     run = subprocess.run(

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "command_line.h"
 #include "commands.h"
 #include "load.h"
 #include "weft/ir/text_file.h"
@@ -141,7 +142,7 @@ void add_draw_command(CLI::App& app, int& exit_code) {
                   "refuse graphs with more steps than this (Graphviz slows to minutes beyond "
                   "a few thousand)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, std::int64_t{1} << 30, "the largest graph drawn (steps)"));
   add_profile_option(*cmd, args->profile);
   cmd->callback([args, &exit_code] { exit_code = run_draw(*args); });
 }

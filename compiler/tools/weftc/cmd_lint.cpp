@@ -17,8 +17,9 @@ void add_lint_command(CLI::App& app, int& exit_code) {
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
-      "lint", "Validate algorithm files (structure, connections, dependencies, limits) and list "
-              "every finding");
+      "lint",
+      "Validate algorithm files (structure, connections, dependencies, limits) and list "
+      "every finding");
   cmd->add_option("files", args->files, "MSCCL XML files")->required();
   add_profile_option(*cmd, args->profile);
   cmd->callback([args, &exit_code] {

@@ -90,6 +90,21 @@ int simulate(const SimulateArgs& args) {
   const std::vector<std::uint64_t> sizes = sizes_or_throw(args.sizes);
   const auto dtype = parse_data_type(args.dtype);
   if (!dtype) throw CLI::ValidationError("--dtype", fmt::format("unknown type '{}'", args.dtype));
+  std::optional<std::uint64_t> at;
+  if (!args.at.empty()) {
+    at = gpu::parse_byte_size(args.at);
+    if (!at || *at == 0) {
+      throw CLI::ValidationError(
+          "--at",
+          fmt::format("'{}' is not a size in bytes of at least 1 (e.g. 4096, 1M)", args.at));
+    }
+    if (args.timeline.empty() && args.trace.empty()) {
+      throw CLI::ValidationError(
+          "--at",
+          "it picks the one size that --timeline or --trace draws; give one of them (the "
+          "table covers every size from -b to -e)");
+    }
+  }
   auto algo = load_or_report(args.file, limits);
   if (!algo) return kBadInput;
   auto topology = load_machine_or_report(args.machine);
@@ -161,13 +176,7 @@ int simulate(const SimulateArgs& args) {
         "faster than NCCL)\n");
   }
   if (!args.timeline.empty() || !args.trace.empty()) {
-    options.bytes = sizes.front();
-    if (!args.at.empty()) {
-      const auto at = gpu::parse_byte_size(args.at);
-      if (!at || *at == 0)
-        throw CLI::ValidationError("--at", fmt::format("'{}' is not a size", args.at));
-      options.bytes = *at;
-    }
+    options.bytes = at.value_or(sizes.front());
     return draw(args, simulator, options, *algo);
   }
   return kOk;

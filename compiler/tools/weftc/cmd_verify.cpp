@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "command_line.h"
 #include "commands.h"
 #include "load.h"
 #include "weft/cpu/cpu_executor.h"
@@ -133,13 +134,14 @@ void add_verify_command(CLI::App& app, int& exit_code) {
       "seeds and call modes, and check every rank's result against the collective's definition");
   cmd->add_option("files", args->files, "MSCCL XML files")->required();
   cmd->add_option("--count", args->count,
-                  "Elements per call in NCCL's sense (default: 37 elements per chunk)");
+                  "Elements per call in NCCL's sense (default: 37 elements per chunk)")
+      ->check(whole_number(1, std::int64_t{1} << 40, "the elements per call"));
   cmd->add_option("--tile", args->tiles,
                   "Tile size(s) T in elements (default: 8 and 64, so several tiles run)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, std::int64_t{1} << 30, "the elements in a tile"));
   cmd->add_option("--fifo-depth", args->depths,
                   "FIFO depth(s) D in messages per connection, 0 = unbounded (default: 2 and 8)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0, 1 << 20, "the FIFO depth (messages per connection, 0: unbounded)"));
   cmd->add_option("--seeds", args->seeds, "Interleavings to try per case")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "command_line.h"
 #include "commands.h"
 #include "version.h"
 
@@ -26,6 +27,12 @@ int main(int argc, char** argv) {
 #ifdef WEFT_HAVE_SYNTHESIS
   add_synthesize_command(app, exit_code);
 #endif
+  // CLI11 would say "A subcommand is required" of a misspelt one, and of an option the command
+  // lacks only after other complaints: weftc names the word and the nearest that exists first.
+  if (const auto problem = misspelling(app, argc, argv)) {
+    fmt::print(stderr, "weftc: {}\n", *problem);
+    return kUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -23,7 +23,7 @@ void add_machine_options(CLI::App& cmd, MachineArgs& args) {
       ->check(CLI::Range(1, 1024));
   cmd.add_option("--parameters", args.parameters,
                  "Cost parameters that override the topology's (key = value lines; "
-                 "`weftc topology T --write-parameters FILE` writes a file to start from)");
+                 "`weftc topology -t T --write-parameters FILE` writes a file to start from)");
   cmd.add_option("--link", args.links,
                  "A-B=GBPS: the links between local GPUs A and B carry GBPS per direction, 0 "
                  "removes them (a degraded machine; repeatable)")
@@ -40,8 +40,8 @@ predict::GpuLinkEdit parse_link_edit(const std::string& text) {
     p = next;
     return ok;
   };
-  bool ok = number(edit.gpu_a) && p < end && *p++ == '-' && number(edit.gpu_b) && p < end &&
-            *p++ == '=';
+  bool ok =
+      number(edit.gpu_a) && p < end && *p++ == '-' && number(edit.gpu_b) && p < end && *p++ == '=';
   if (ok) {
     const auto [next, ec] = std::from_chars(p, end, edit.bandwidth_gbs);
     ok = ec == std::errc{} && next == end && edit.bandwidth_gbs >= 0;

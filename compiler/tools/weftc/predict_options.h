@@ -16,8 +16,8 @@ namespace weft::weftc {
 struct MachineArgs {
   std::string topology;
   int nodes = 1;
-  int gpus_per_node = 0;   // 0: every GPU of the topology
-  std::string parameters;  // a cost-parameter file that overrides the topology's
+  int gpus_per_node = 0;           // 0: every GPU of the topology
+  std::string parameters;          // a cost-parameter file that overrides the topology's
   std::vector<std::string> links;  // --link A-B=GBPS, a degraded machine
 };
 

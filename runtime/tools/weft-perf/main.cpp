@@ -235,10 +235,11 @@ int run(Session& s) {
     return 1;
   }
   if (s.printer) {
-    std::printf("# weft-perf: algorithm '%s' (%s, %d ranks, %s, %d channels), %s\n",
+    std::printf("# weft-perf: algorithm '%s' (%s, %d ranks, %s, %d channel%s), %s\n",
                 s.algorithm.name.c_str(),
                 std::string(ir::to_string(s.algorithm.collective)).c_str(), s.algorithm.ngpus,
                 std::string(ir::to_string(s.algorithm.protocol)).c_str(), s.algorithm.nchannels,
+                s.algorithm.nchannels == 1 ? "" : "s",
                 o.host        ? fmt::format("{} ranks in host mode (CPU threads)", o.ranks).c_str()
                 : o.ranks > 0 ? fmt::format("{} ranks emulated on one GPU", o.ranks).c_str()
                               : "one rank per process");

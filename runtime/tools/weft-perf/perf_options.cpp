@@ -11,6 +11,7 @@
 #include "weft/gpu/bootstrap.h"
 #include "weft/gpu/options.h"
 #include "weft/ir/geometry.h"
+#include "weft/ir/xml.h"
 
 namespace weft::perf {
 
@@ -64,11 +65,12 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
                  "capture the iterations in a CUDA graph and replay it this often (default 0)")
       ->check(CLI::Range(0, 1 << 20));
   app.add_option("-r,--root", o.root, "root of broadcast/reduce (default 0)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--ranks", o.ranks, "emulate this many ranks on one GPU")
+      ->check(CLI::Range(0, (1 << 16) - 1));
+  app.add_option("--ranks", o.ranks,
+                 "emulate this many ranks on one GPU (default: the XML file's rank count)")
       ->check(CLI::Range(1, 64));
   app.add_option("--rank", o.rank, "this process's rank (multi-process mode)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, (1 << 16) - 1));
   app.add_option("--nranks", o.nranks, "ranks in all (multi-process mode)")
       ->check(CLI::Range(1, 1 << 16));
   app.add_option("--rendezvous", o.rendezvous,
@@ -82,7 +84,7 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
                      "mode");
   app.add_option("--timeout", o.timeout_s,
                  "seconds a kernel wait may last (default WEFT_TIMEOUT_S)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(0.001, 86400.0));
 
   ParseOutcome outcome;
   try {
@@ -148,6 +150,18 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
     if (auto point = gpu::parse_rendezvous(o.rendezvous); !point.ok()) {
       return fail("--rendezvous: " + point.status().message);
     }
+  } else if (o.ranks == 0 && !o.xml.empty()) {
+    // The file states its rank count: emulate that many, as a user who gave none expects.
+    const ir::ReadResult read = ir::read_xml_file(o.xml, ir::kCommandLineFile);
+    if (!read.algorithm) return fail(fmt::format("{}:\n{}", o.xml, read.diagnostics.str()));
+    const int ngpus = read.algorithm->ngpus;
+    if (ngpus < 1 || ngpus > 64) {
+      return fail(
+          fmt::format("{} is for {} ranks; one process emulates 1 to 64 (--ranks), more "
+                      "need one process per rank (--rank/--nranks/--rendezvous)",
+                      o.xml, ngpus));
+    }
+    o.ranks = ngpus;
   } else if (o.ranks == 0) {
     return fail("give --ranks N (emulation) or --rank/--nranks/--rendezvous (multi-process)");
   }

@@ -87,8 +87,9 @@ std::string tuner_csv(const std::vector<Band>& bands, const std::vector<Contende
     line.protocol = std::string(protocol_name(c.protocol));
     line.nodes = nodes;
     line.ranks = ranks;
-    line.comment =
-        c.channels > 0 ? fmt::format("{} (model: {} channels)", c.name, c.channels) : c.name;
+    line.comment = c.channels > 0 ? fmt::format("{} (model: {} channel{})", c.name, c.channels,
+                                                c.channels == 1 ? "" : "s")
+                                  : c.name;
     lines.push_back(std::move(line));
   }
   return write_tuner_config(lines);

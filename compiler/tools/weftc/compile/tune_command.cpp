@@ -75,6 +75,25 @@ int tune(const TuneArgs& args) {
   const ir::LimitsProfile limits = profile_or_throw(args.profile);
   const std::vector<std::uint64_t> sizes = sizes_or_throw(args.sizes);
   MachineArgs machine = args.machine;
+  if (args.ranks > 0 && machine.gpus_per_node == 0 && machine.topology != "emulated") {
+    // --ranks alone means one node's GPUs; more ranks than a node has need --nodes, which the
+    // user may not know to give: say so in those words, not as a --gpus-per-node never typed.
+    const auto whole = load_machine_or_report(machine);
+    if (!whole) return kBadInput;
+    const int per_node = whole->gpus_per_node();
+    if (args.ranks > machine.nodes * per_node) {
+      const std::string way =
+          args.ranks % per_node == 0
+              ? fmt::format("give --nodes {} ({} nodes × {} GPUs)", args.ranks / per_node,
+                            args.ranks / per_node, per_node)
+              : fmt::format("give --nodes A --gpus-per-node B with A × B = {} and B at most {}",
+                            args.ranks, per_node);
+      throw CLI::ValidationError(
+          "--ranks",
+          fmt::format("{} ranks are more than the {} GPUs of {} node(s) of '{}': {}", args.ranks,
+                      machine.nodes * per_node, machine.nodes, args.machine.topology, way));
+    }
+  }
   if (args.ranks > 0) {
     if (machine.nodes > 1 && machine.gpus_per_node > 0 &&
         machine.nodes * machine.gpus_per_node != args.ranks) {
@@ -125,10 +144,9 @@ int tune(const TuneArgs& args) {
   }
 #ifdef WEFT_HAVE_SYNTHESIS
   // Algorithms found for this machine contend beside the library's (docs/synthesis.md).
-  if (!args.no_synthesis && (*collective == ir::Collective::AllGather ||
-                             *collective == ir::Collective::ReduceScatter ||
-                             *collective == ir::Collective::AllReduce ||
-                             *collective == ir::Collective::AllToAll)) {
+  if (!args.no_synthesis &&
+      (*collective == ir::Collective::AllGather || *collective == ir::Collective::ReduceScatter ||
+       *collective == ir::Collective::AllReduce || *collective == ir::Collective::AllToAll)) {
     synthesis::SynthesisRequest request;
     request.collective = *collective;
     request.in_place = args.in_place;

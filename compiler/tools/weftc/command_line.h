@@ -1,0 +1,23 @@
+// What weftc says about a command line before CLI11 parses it, and the range checks of its
+// numeric options: messages in the user's words (the nearest command or option to a misspelt
+// one; a range a person can read).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace weft::weftc {
+
+// A whole number from `min` to `max`, where `what` says what it counts ("the elements in a tile"):
+// "--tile: '0': the elements in a tile must be a whole number from 1 to 1073741824".
+CLI::Validator whole_number(std::int64_t min, std::int64_t max, const std::string& what);
+
+// The first problem CLI11 would word badly: an unknown subcommand (with the nearest name, where
+// one is near) or an option its subcommand does not have (with the nearest option). nullopt when
+// neither; CLI11 then parses and reports the rest.
+std::optional<std::string> misspelling(const CLI::App& app, int argc, const char* const* argv);
+
+}  // namespace weft::weftc
