@@ -312,6 +312,53 @@ class FaceTest(unittest.TestCase):
         self.assertIn(f"misuse.py:{line_of(lines, '# READS NOTHING')}: copy: reads rank 1",
                       r.stderr)
 
+    def test_a_rank_or_chunk_out_of_range_is_named_at_the_programs_line(self):
+        cases = [
+            ("chunk(0, Buffer.input, 0).copy(7, Buffer.output, 0)  # HERE",
+             "copy: rank 7 is not a rank of 'ag', which has 2 (0 to 1)"),
+            ("chunk(0, Buffer.input, 3)  # HERE",
+             "chunk: chunk 3 of rank 0's input buffer does not exist: it has 1 chunk (0 to 0)"),
+            ("chunk(5, Buffer.input, 0)  # HERE", "chunk: rank 5 is not a rank of 'ag'"),
+            ("chunk(0, Buffer.input, 0).copy(1, Buffer.output, 9)  # HERE",
+             "copy: chunk 9 of rank 1's output buffer does not exist: it has 2 chunks (0 to 1)"),
+        ]
+        for statement, message in cases:
+            with self.subTest(statement=statement):
+                r, lines = run_program(f"""
+                    with MSCCLProgram("ag", fully_connected(2), AllGather(2, 1, False), 1):
+                        {statement}
+                        XML()
+                    """, name="oops.py")
+                self.assertEqual(r.code, 1)
+                self.assertEqual(r.stdout, "")
+                self.assertIn(f"weft: oops.py:{line_of(lines, '# HERE')}: error: {message}",
+                              r.stderr)
+                self.assertNotIn("Traceback", r.stderr)
+
+    def test_an_error_inside_the_face_is_reported_at_the_programs_line(self):
+        r, lines = run_program("""
+            with MSCCLProgram("ag", fully_connected(2), AllGather(2, 1, False), 1):
+                chunk(0, Buffer.input, 0).split(3)  # SPLIT
+                XML()
+            """, name="split.py")
+        self.assertEqual(r.code, 1)
+        self.assertIn(f"weft: split.py:{line_of(lines, '# SPLIT')}: error: AssertionError: "
+                      "Trying to split a chunk of 1 elements into 3 parts", r.stderr)
+        self.assertIn("inside MSCCLang's split()", r.stderr)
+
+    def test_a_refused_program_leaves_stdout_empty_and_its_check_text_on_stderr(self):
+        r, _ = run_program("""
+            with MSCCLProgram("ag", fully_connected(2), AllGather(2, 1, False), 1):
+                chunk(0, Buffer.input, 0).copy(1, Buffer.output, 0)
+                Check()
+                XML()
+            """)
+        self.assertEqual(r.code, 1)
+        self.assertEqual(r.stdout, "")
+        self.assertEqual(r.checks, [False])
+        self.assertIn("nothing was written to stdout; the program printed:", r.stderr)
+        self.assertIn("is incorrect", r.stderr)
+
     def test_multi_chunk_steps_stay_whole_across_instances(self):
         program = """
             import sys

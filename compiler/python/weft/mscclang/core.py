@@ -48,6 +48,15 @@ class WeftRefusal(SystemExit):
         self.report = report
 
 
+class ProgramError(SystemExit):
+    """A misuse of the language found while the program runs (a rank or chunk index out of range):
+    Weft's report names the program's line; exit code 1, no traceback through the face."""
+
+    def __init__(self, message, origin=None):
+        super().__init__(1)
+        self.report = f"{origin or _origin()}: error: {message}"
+
+
 # --- where the user wrote it --------------------------------------------------------------------
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -161,6 +170,28 @@ class MSCCLProgram:
         buffer, index = self.collective.get_buffer_index(rank, buffer, index)
         return Ref(rank, buffer, index, size, self)
 
+    # -- what a program may name: checked where MSCCLang would fail with an IndexError --
+    def check_rank(self, rank, what):
+        if not isinstance(rank, int) or isinstance(rank, bool) or not 0 <= rank < self.num_ranks:
+            raise ProgramError(f"{what}: rank {rank!r} is not a rank of '{self.name}', which has "
+                               f"{self.num_ranks} (0 to {self.num_ranks - 1})")
+
+    def check_chunks(self, rank, buffer, index, size, what):
+        """The chunks [index, index + size) of an input or output buffer exist (scratch buffers
+        grow as they are written, so any index of theirs is good)."""
+        if buffer is not Buffer.input and buffer is not Buffer.output:
+            return
+        chunks = self.buffers[rank].get(buffer)
+        count = 0 if chunks is None else len(chunks)
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0 or \
+                index + size > count:
+            last = f"{index + size - 1}" if isinstance(index, int) else "?"
+            span = f"chunk {index!r}" if size == 1 else f"chunks {index!r} to {last}"
+            raise ProgramError(f"{what}: {span} of rank {rank}'s {buffer.name} buffer does not "
+                               f"exist: it has {count} chunk{'' if count == 1 else 's'} "
+                               f"(0 to {count - 1})" if count else
+                               f"{what}: rank {rank} has no {buffer.name} buffer chunks")
+
     def get_chunks(self, rank, buffer, index, size=1):
         chunks = [None] * size
         for i in range(size):
@@ -254,6 +285,7 @@ class Ref:
 
     def copy(self, dst, buffer=None, index=-1, sendtb=-1, recvtb=-1, ch=-1):
         prog = self.prog
+        prog.check_rank(dst, "copy")
         prog.check_buffer_exists(dst, buffer)
         # Without an index: the same place on the destination; a scratch buffer without one
         # appends.
@@ -265,9 +297,11 @@ class Ref:
         # msccl-tools resolves the destination with the *source* rank (an in-place allgather's
         # input index lands in the output block of the sender), then with the destination's.
         buffer, index = prog.collective.get_buffer_index(self.rank, buffer, index)
-        assert prog.topo.link(self.rank, dst) or dst == self.rank, f"No link from {self.rank} to {dst}"
+        if not (prog.topo.link(self.rank, dst) or dst == self.rank):
+            raise ProgramError(f"copy: no link from rank {self.rank} to rank {dst} in the topology")
         prog.check_buffer_exists(dst, buffer)
         dst_ref = prog.get_ref(dst, buffer, index, self.size)
+        prog.check_chunks(dst, dst_ref.buffer, dst_ref.index, self.size, "copy")
         if dst_ref == self:  # a copy onto itself does nothing (and answers None)
             return None
         prog.apply_send(self.rank, self.buffer, self.index, dst, buffer, index, self.size)
@@ -277,8 +311,15 @@ class Ref:
     def reduce(self, other_chunkref, sendtb=-1, recvtb=-1, ch=-1):
         prog = self.prog
         dst = self.rank
+        if not isinstance(other_chunkref, Ref):
+            raise ProgramError(f"reduce: {other_chunkref!r} is not a chunk reference (chunk() "
+                               "answers one, or None for an empty slot)")
         src = other_chunkref.rank
-        assert prog.topo.link(src, dst) or src == dst, f"No link from {src} to {dst}"
+        if not (prog.topo.link(src, dst) or src == dst):
+            raise ProgramError(f"reduce: no link from rank {src} to rank {dst} in the topology")
+        if other_chunkref.size != self.size:
+            raise ProgramError(f"reduce: {self.size} chunk(s) on rank {dst} with "
+                               f"{other_chunkref.size} from rank {src}: the sizes must match")
         prog.apply_reduce(
             src, other_chunkref.buffer, other_chunkref.index, dst, self.buffer, self.index,
             self.size,
@@ -307,12 +348,23 @@ ChunkRef = Ref
 
 
 def chunk(rank, buffer, index, size=1):
-    if _curr().buffers[rank][buffer][index] is None:
+    prog = _curr()
+    prog.check_rank(rank, "chunk")
+    if buffer is Buffer.input or buffer is Buffer.output:
+        prog.check_chunks(rank, buffer, index, size, "chunk")
+    elif buffer not in prog.buffers[rank]:
+        raise ProgramError(f"chunk: rank {rank} has no buffer {buffer!r} (create_scratch() or a "
+                           "copy into it makes one)")
+    elif not isinstance(index, int) or not 0 <= index < len(prog.buffers[rank][buffer]):
+        raise ProgramError(f"chunk: rank {rank}'s buffer {buffer!r} has "
+                           f"{len(prog.buffers[rank][buffer])} chunks, not one at {index!r}")
+    if prog.buffers[rank][buffer][index] is None:
         return None
-    return _curr().get_ref(rank, buffer, index, size)
+    return prog.get_ref(rank, buffer, index, size)
 
 
 def create_scratch(rank, name):
+    _curr().check_rank(rank, "create_scratch")
     _curr().check_buffer_exists(rank, name)
 
 
