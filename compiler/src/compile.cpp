@@ -174,7 +174,8 @@ std::string CompileResult::summary() const {
   return text;
 }
 
-CompileResult compile_unverified(const dsl::Program& program) {
+CompileResult compile_unverified(const dsl::Program& program,
+                                 const std::function<void(std::string_view pass)>& on_pass) {
   const auto start = Clock::now();
   CompileResult result;
   auto pass_start = start;
@@ -182,6 +183,7 @@ CompileResult compile_unverified(const dsl::Program& program) {
     const auto now = Clock::now();
     result.pass_seconds.emplace_back(pass, std::chrono::duration<double>(now - pass_start).count());
     pass_start = now;
+    if (on_pass) on_pass(pass);
   };
   const std::optional<ir::LimitsProfile> limits = ir::limits_by_name(program.options().limits);
   if (!limits) {
@@ -206,7 +208,8 @@ void verify(const dsl::Program& program, CompileResult& result, const cpu::Verif
 }
 
 CompileResult compile(const dsl::Program& program, const CompileOptions& options) {
-  CompileResult result = compile_unverified(program);
+  CompileResult result = compile_unverified(program, options.on_pass);
+  if (options.on_pass && result.algorithm && result.errors.empty()) options.on_pass("verify");
   verify(program, result, options.verify);
   return result;
 }

@@ -1,5 +1,5 @@
 # Runs COMMAND (a ;-list), then checks its exit code against EXIT and its combined output against
-# every regular expression in MATCH (a ;-list, may be empty).
+# every regular expression in MATCH (a ;-list, may be empty), and that it matches none in NO_MATCH.
 execute_process(COMMAND ${COMMAND} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(all "${out}${err}")
 if(NOT code STREQUAL "${EXIT}")
@@ -8,5 +8,10 @@ endif()
 foreach(pattern IN LISTS MATCH)
   if(NOT all MATCHES "${pattern}")
     message(FATAL_ERROR "output does not match '${pattern}'\n--- output ---\n${all}")
+  endif()
+endforeach()
+foreach(pattern IN LISTS NO_MATCH)
+  if(all MATCHES "${pattern}")
+    message(FATAL_ERROR "output matches '${pattern}', which it must not\n--- output ---\n${all}")
   endif()
 endforeach()

@@ -10,7 +10,8 @@
 namespace weft::tuning {
 
 Contender predict_candidate(const Candidate& candidate, const predict::Topology& topology,
-                            const std::vector<std::uint64_t>& sizes, bool in_place) {
+                            const std::vector<std::uint64_t>& sizes, bool in_place,
+                            const std::function<void(std::uint64_t bytes)>& on_size) {
   Contender c;
   c.name = candidate.name;
   c.protocol = candidate.algorithm.protocol;
@@ -19,6 +20,7 @@ Contender predict_candidate(const Candidate& candidate, const predict::Topology&
   options.in_place = in_place;
   for (const std::uint64_t bytes : sizes) {
     options.bytes = bytes;
+    if (on_size) on_size(bytes);
     const predict::SimulationResult r = simulator.run(options);
     c.time_us.push_back(r.ok() ? r.time_us : kNotApplicable);
   }

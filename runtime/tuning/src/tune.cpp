@@ -36,9 +36,16 @@ Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& t
             const TuneRequest& request) {
   Tuning tuning;
   tuning.sizes = request.sizes;
-  for (const Candidate& candidate : candidates) {
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    const Candidate& candidate = candidates[k];
+    std::function<void(std::uint64_t)> on_size;
+    if (request.on_predict) {
+      on_size = [&](std::uint64_t bytes) {
+        request.on_predict(k + 1, candidates.size(), candidate.name, bytes);
+      };
+    }
     tuning.contenders.push_back(
-        predict_candidate(candidate, topology, request.sizes, request.in_place));
+        predict_candidate(candidate, topology, request.sizes, request.in_place, on_size));
   }
   if (request.with_nccl) {
     for (Contender& c : nccl_contenders(topology, request.collective, request.sizes)) {

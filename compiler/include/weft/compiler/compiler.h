@@ -8,8 +8,10 @@
 //   weft::compiler::write_xml_file(result, "ring.xml", &error);
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -26,6 +28,9 @@ struct CompileOptions {
   // The executor sweep of the verify pass. Defaults: S = 37, tiles of 8 and 64 elements, FIFO
   // depths 2 and 8, 3 seeds. Fewer seeds make it lighter; it cannot be switched off.
   cpu::VerifyOptions verify;
+  // Hears the name of each pass as it ends ("lower", "schedule", ...), then "verify" as the
+  // executor sweep begins: for a progress line on large programs. Not called when unset.
+  std::function<void(std::string_view pass)> on_pass;
 };
 
 struct CompileStats {
@@ -59,7 +64,8 @@ struct CompileResult {
 };
 
 // Everything up to emit: no executor run, so never written to a file. For benchmarks and tests.
-CompileResult compile_unverified(const dsl::Program& program);
+CompileResult compile_unverified(const dsl::Program& program,
+                                 const std::function<void(std::string_view pass)>& on_pass = {});
 // The executor sweep on an emitted result; sets verified, verification and verify_seconds.
 void verify(const dsl::Program& program, CompileResult& result,
             const cpu::VerifyOptions& options = {});

@@ -17,8 +17,17 @@ using tuning::Candidate;
 // independent of the interleaving). Identical IRs from different knobs are kept once.
 void library_candidates(const LibraryVariants& args, const KnownAlgorithms& known, int nodes,
                         int gpus_per_node, std::vector<Candidate>& out,
-                        std::vector<std::string>& rejected) {
+                        std::vector<std::string>& rejected,
+                        const std::function<void(std::size_t k, std::size_t n,
+                                                 const std::string& name)>& on_candidate) {
   std::vector<std::string> seen;
+  std::size_t total = 0;
+  for (const dsl::AlgorithmInfo& info : known.registry.algorithms()) {
+    if (info.collective == args.collective) {
+      total += args.protocols.size() * args.instances.size() * args.channels.size();
+    }
+  }
+  std::size_t attempted = 0;
   for (const dsl::AlgorithmInfo& info : known.registry.algorithms()) {
     if (info.collective != args.collective) continue;
     dsl::AlgorithmParams params;
@@ -41,6 +50,7 @@ void library_candidates(const LibraryVariants& args, const KnownAlgorithms& know
           params.channels = channels;
           const std::string name =
               fmt::format("{} {} i{} c{}", info.name, proto_name, instances, channels);
+          if (on_candidate) on_candidate(++attempted, total, name);
           try {
             const dsl::Program program = info.build(params);
             compiler::CompileOptions options;

@@ -2,6 +2,7 @@
 // `weftc tune` offers them; `weftc synthesize --library` lets them contend with its own.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,11 @@ struct LibraryVariants {
   bool in_place = false;
 };
 
+// `on_candidate` (when set) hears each variant before it is compiled and proved: k of n, 1-based.
 void library_candidates(const LibraryVariants& args, const KnownAlgorithms& known, int nodes,
                         int gpus_per_node, std::vector<tuning::Candidate>& out,
-                        std::vector<std::string>& rejected);
+                        std::vector<std::string>& rejected,
+                        const std::function<void(std::size_t k, std::size_t n,
+                                                 const std::string& name)>& on_candidate = {});
 
 }  // namespace weft::weftc

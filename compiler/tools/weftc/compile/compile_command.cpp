@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "../commands.h"
+#include "../progress_line.h"
 #include "algorithms.h"
 #include "weft/compiler/compiler.h"
 #include "weft/dsl/error.h"
@@ -97,6 +98,8 @@ int run_compile(const CompileArgs& args) {
   }
 
   std::optional<dsl::Program> program;
+  ProgressLine progress(fmt::format("weftc compile {}", args.name));
+  progress.set("building the program");
   try {
     program.emplace(info->build(params));
   } catch (const dsl::DslError& e) {
@@ -115,7 +118,15 @@ int run_compile(const CompileArgs& args) {
   // FIFO depth holds at every smaller one (derive_race_freedom).
   options.verify.skip_proven_seeds = true;
   options.verify.derive_race_freedom = true;
+  if (progress.enabled()) {
+    progress.set("the first pass");
+    options.on_pass = [&progress](std::string_view pass) {
+      progress.set(pass == "verify" ? std::string("proving it on the CPU reference executor")
+                                    : fmt::format("'{}' done, on to the next pass", pass));
+    };
+  }
   const compiler::CompileResult result = compiler::compile(*program, options);
+  progress.clear();
   for (const std::string& note : result.notes)
     fmt::print(stderr, "weftc compile: note: {}\n", note);
   const dsl::Options& o = program->options();

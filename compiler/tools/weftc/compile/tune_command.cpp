@@ -21,6 +21,7 @@
 #include "../commands.h"
 #include "../load.h"
 #include "../predict_options.h"
+#include "../progress_line.h"
 #include "algorithms.h"
 #include "candidates.h"
 #include "weft/compiler/compiler.h"
@@ -120,6 +121,7 @@ int tune(const TuneArgs& args) {
 
   std::vector<Candidate> candidates;
   std::vector<std::string> rejected;
+  ProgressLine progress("weftc tune");
   for (const std::string& file : args.xml) {
     auto algo = load_or_report(file, limits);
     if (!algo) return kBadInput;
@@ -140,7 +142,11 @@ int tune(const TuneArgs& args) {
     variants.channels = args.channels;
     variants.profile = args.profile;
     variants.in_place = args.in_place;
-    library_candidates(variants, known, nodes, gpus_per_node, candidates, rejected);
+    library_candidates(
+        variants, known, nodes, gpus_per_node, candidates, rejected,
+        [&progress](std::size_t k, std::size_t n, const std::string& name) {
+          progress.set(fmt::format("compiling and proving candidate {} of {}: {}", k, n, name));
+        });
   }
 #ifdef WEFT_HAVE_SYNTHESIS
   // Algorithms found for this machine contend beside the library's (docs/synthesis.md).
@@ -151,6 +157,7 @@ int tune(const TuneArgs& args) {
     request.collective = *collective;
     request.in_place = args.in_place;
     request.profile = args.profile;
+    progress.set("synthesizing algorithms for the machine");
     try {
       for (Candidate& c : synthesis::synthesized_candidates(*topology, request, rejected)) {
         candidates.push_back(std::move(c));
@@ -169,7 +176,14 @@ int tune(const TuneArgs& args) {
   request.in_place = args.in_place;
   request.with_nccl = !args.no_nccl;
   request.rejected = rejected;
+  if (progress.enabled()) {
+    request.on_predict = [&progress](std::size_t k, std::size_t n, const std::string& name,
+                                     std::uint64_t bytes) {
+      progress.set(fmt::format("predicting candidate {} of {} at {} bytes: {}", k, n, bytes, name));
+    };
+  }
   tuning::Tuning result = tuning::tune(candidates, *topology, request);
+  progress.clear();
   if (result.contenders.empty()) {
     fmt::print(stderr, "weftc tune: no candidate for {} on {} ranks{}\n", args.collective, ranks,
                rejected.empty() ? "" : " (see the reasons above)");

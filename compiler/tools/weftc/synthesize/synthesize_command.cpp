@@ -20,6 +20,7 @@
 #include "../compile/algorithms.h"
 #include "../compile/candidates.h"
 #include "../predict_options.h"
+#include "../progress_line.h"
 #include "weft/ir/text_file.h"
 #include "weft/ir/validate.h"
 #include "weft/ir/xml.h"
@@ -89,6 +90,7 @@ int synthesize(const SynthesizeArgs& args) {
   }
   if (args.bound_only) return kOk;
 
+  ProgressLine progress("weftc synthesize");
   std::vector<tuning::Candidate> library;
   std::vector<std::string> library_rejected;
   if (args.library) {
@@ -102,12 +104,20 @@ int synthesize(const SynthesizeArgs& args) {
     variants.profile = args.profile;
     variants.in_place = args.in_place;
     library_candidates(variants, known, topology->nodes(), topology->gpus_per_node(), library,
-                       library_rejected);
+                       library_rejected,
+                       [&progress](std::size_t k, std::size_t n, const std::string& name) {
+                         progress.set(
+                             fmt::format("compiling and proving library candidate {} of "
+                                         "{}: {}",
+                                         k, n, name));
+                       });
   }
 
   synthesis::Synthesis result;
+  progress.set("the bound, the sketches, their proofs and predictions");
   try {
     result = synthesis::synthesize(*topology, request, std::move(library));
+    progress.clear();
   } catch (const std::invalid_argument& e) {
     fmt::print(stderr, "weftc synthesize: {}\n", e.what());
     return kFailed;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,10 @@ struct TuneRequest {
   bool in_place = false;
   bool with_nccl = true;              // NCCL's own algorithms contend too
   std::vector<std::string> rejected;  // candidates left out, with why (for the report)
+  // Hears each prediction before it runs (candidate k of n, 1-based, and the size): for a
+  // progress line on long tunings.
+  std::function<void(std::size_t k, std::size_t n, const std::string& name, std::uint64_t bytes)>
+      on_predict;
 };
 
 struct Tuning {
