@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "builtin_algorithms.h"
+#include "memory_estimate.h"
 #include "perf_options.h"
 #include "perf_report.h"
 #include "reference.h"
@@ -160,6 +161,38 @@ TEST_CASE("out-of-range numbers name a range a person can read", "[perf]") {
     CHECK_THAT(o.text, Catch::Contains("not in range"));
     CHECK(o.text.size() < 200);  // no 300-digit bound
   }
+}
+
+TEST_CASE("the memory estimate counts every rank's buffers and the reference", "[perf]") {
+  const ir::Algorithm ring = builtin_algorithm("ring", 4, ir::Protocol::Simple).value();
+  const std::size_t count = std::size_t{16} << 20;  // 64 MB of floats per rank
+  const MemoryEstimate checked =
+      estimate_memory(ring, {1024, count}, DataType::Float, 4, true, true);
+  // An allreduce: each rank holds its input and output, 64 MB each.
+  CHECK(checked.buffers == std::uint64_t{4} * 2 * (std::uint64_t{64} << 20));
+  CHECK(checked.reference == 2 * checked.buffers);
+  // Measured at this shape: 817 MB without a check, 1.96 GB with one (memory_estimate.cpp).
+  const MemoryEstimate unchecked = estimate_memory(ring, {count}, DataType::Float, 4, false, true);
+  CHECK(unchecked.total >= 817'000'000);
+  CHECK(unchecked.total <= 1'100'000'000);
+  CHECK(checked.total >= 1'960'000'000);
+  CHECK(checked.total <= 2'600'000'000);
+  // On a GPU the buffers are the device's: only the reference is host memory.
+  CHECK(estimate_memory(ring, {count}, DataType::Float, 4, false, false).total == 0);
+  // The limit: --max-memory as given, else a share of what the machine has available.
+  CHECK(memory_limit(std::uint64_t{1} << 30) == std::uint64_t{1} << 30);
+  const auto machine = memory_limit(std::nullopt);
+  REQUIRE(machine.has_value());
+  CHECK(*machine > 0);
+  CHECK(human_bytes(17'179'869'184) == "17.2 GB");
+}
+
+TEST_CASE("weft-perf --max-memory takes a size", "[perf]") {
+  const ParseOutcome o = parse({"--builtin", "ring", "--ranks", "2", "--max-memory", "8G"});
+  REQUIRE(o.options);
+  CHECK(o.options->max_memory == std::uint64_t{8} << 30);
+  CHECK_THAT(parse({"--builtin", "ring", "--ranks", "2", "--max-memory", "lots"}).text,
+             Catch::Contains("--max-memory"));
 }
 
 TEST_CASE("the size sweep multiplies from -b to -e inclusive", "[perf]") {

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "device_call.h"
+#include "memory_estimate.h"
 #include "perf_device.h"
 #include "perf_options.h"
 #include "perf_report.h"
@@ -228,12 +229,42 @@ Result<ModeResult> run_mode(Session& s, const cpu::Executor& executor, const Row
                  traffic, s.copy_bandwidth, wrong);
 }
 
+// The sweep's largest row against the memory the run may take: refused before anything large is
+// allocated, with the figure and the ways out (exit 2, as for bad arguments).
+bool fits_in_memory(const Session& s) {
+  const PerfOptions& o = s.options;
+  std::vector<std::size_t> counts;
+  for (std::size_t bytes : size_sweep(o.min_bytes, o.max_bytes, o.step_factor)) {
+    counts.push_back(row_call(s.algorithm, bytes, o.dtype).count);
+  }
+  const MemoryEstimate need =
+      estimate_memory(s.algorithm, counts, o.dtype, static_cast<int>(s.comm->local_ranks().size()),
+                      o.check, o.host);
+  const std::optional<std::uint64_t> limit = memory_limit(o.max_memory);
+  if (!limit || need.total <= *limit) return true;
+  const MemoryEstimate unchecked = estimate_memory(
+      s.algorithm, counts, o.dtype, static_cast<int>(s.comm->local_ranks().size()), false, o.host);
+  std::string ways = "a smaller -e or fewer ranks";
+  if (o.check && unchecked.total <= *limit) ways += ", -c 0 (no CPU reference: it would fit)";
+  std::fprintf(
+      stderr,
+      "weft-perf: this run needs about %s of host memory at -e %zu bytes (the ranks' "
+      "buffers %s%s%s), more than the %s it may take (%s).\n"
+      "weft-perf: nothing was run. Ways out: %s; or --max-memory SIZE to allow more.\n",
+      human_bytes(need.total).c_str(), o.max_bytes, human_bytes(need.buffers).c_str(),
+      o.host ? " in host mode" : " on the device",
+      o.check ? fmt::format(", the CPU reference {}", human_bytes(need.reference)).c_str() : "",
+      human_bytes(*limit).c_str(), ir::memory_limit_source(o.max_memory).c_str(), ways.c_str());
+  return false;
+}
+
 int run(Session& s) {
   const PerfOptions& o = s.options;
   if (auto st = open(s); !st.ok()) {
     std::fprintf(stderr, "weft-perf: %s\n", st.str().c_str());
     return 1;
   }
+  if (!fits_in_memory(s)) return 2;
   if (s.printer) {
     std::printf("# weft-perf: algorithm '%s' (%s, %d ranks, %s, %d channel%s), %s\n",
                 s.algorithm.name.c_str(),

@@ -82,6 +82,10 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
       app.add_option("--device", device,
                      "CUDA device number (default: rank modulo device count), or 'host' for host "
                      "mode");
+  std::string max_memory_text;
+  app.add_option("--max-memory", max_memory_text,
+                 "host memory the run may take, e.g. 8G (default: what the machine has "
+                 "available); a run estimated to need more is refused before it starts");
   app.add_option("--timeout", o.timeout_s,
                  "seconds a kernel wait may last (default WEFT_TIMEOUT_S)")
       ->check(CLI::Range(0.001, 86400.0));
@@ -108,6 +112,13 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
   }
   if (!max_text.empty()) {
     if (auto e = parse_size_into(max_text, o.max_bytes); !e.empty()) return fail("-e: " + e);
+  }
+  if (!max_memory_text.empty()) {
+    std::size_t limit = 0;
+    if (auto e = parse_size_into(max_memory_text, limit); !e.empty() || limit == 0) {
+      return fail("--max-memory: " + (e.empty() ? std::string("must be more than 0") : e));
+    }
+    o.max_memory = limit;
   }
   // One bound alone moves the other default along when needed (-e 1K alone means 1K..1K).
   if (min_text.empty() && o.max_bytes < o.min_bytes) o.min_bytes = o.max_bytes;

@@ -41,6 +41,8 @@ struct PerfOptions {
   int device = -1;         // --device N (default: local rank modulo the devices)
   bool host = false;       // --device host: host mode, the interpreter on CPU threads
   double timeout_s = 0;    // --timeout (0: WEFT_TIMEOUT_S)
+  // --max-memory: the host memory the run may take (default: what the machine has available).
+  std::optional<std::uint64_t> max_memory;
 };
 
 struct ParseOutcome {
