@@ -1,6 +1,9 @@
 #include "weft/tuning/bands.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -10,10 +13,14 @@ namespace weft::tuning {
 
 namespace {
 
-int fastest(const std::vector<Contender>& contenders, std::size_t size, int skip) {
+// The fastest contender at a size, leaving out `skip` and, when `skip_family` is given, every
+// contender of that family.
+int fastest(const std::vector<Contender>& contenders, std::size_t size, int skip,
+            const std::string* skip_family = nullptr) {
   int best = -1;
   for (std::size_t c = 0; c < contenders.size(); ++c) {
     if (static_cast<int>(c) == skip) continue;
+    if (skip_family != nullptr && family(contenders[c]) == *skip_family) continue;
     const double t = contenders[c].time_us[size];
     if (!std::isfinite(t)) continue;
     if (best < 0 || t < contenders[static_cast<std::size_t>(best)].time_us[size]) {
@@ -37,6 +44,29 @@ std::string_view protocol_name(ir::Protocol proto) {
 
 }  // namespace
 
+std::string family(const Contender& contender) {
+  const std::string& name = contender.name;
+  if (contender.nccl) {
+    // "NCCL ring LL": the algorithm without its protocol.
+    const auto second = name.find(' ', name.find(' ') + 1);
+    return name.substr(0, second);
+  }
+  std::string base = name.substr(0, name.find(' '));
+  // Trailing "_x12" parts are a variant's parameters (paths, lanes, chunks).
+  for (;;) {
+    const auto underscore = base.rfind('_');
+    if (underscore == std::string::npos || underscore == 0) break;
+    const std::string_view tail = std::string_view(base).substr(underscore + 1);
+    const bool variant = tail.size() >= 2 && std::isalpha(static_cast<unsigned char>(tail[0])) &&
+                         std::all_of(tail.begin() + 1, tail.end(), [](char ch) {
+                           return std::isdigit(static_cast<unsigned char>(ch)) != 0;
+                         });
+    if (!variant) break;
+    base.resize(underscore);
+  }
+  return base;
+}
+
 std::vector<Band> choose_bands(const std::vector<std::uint64_t>& sizes,
                                const std::vector<Contender>& contenders) {
   std::vector<int> winner(sizes.size(), -1);
@@ -56,7 +86,8 @@ std::vector<Band> choose_bands(const std::vector<std::uint64_t>& sizes,
     }
     Band& band = bands.back();
     band.last = i;
-    const int other = fastest(contenders, i, winner[i]);
+    const std::string winner_family = family(contenders[static_cast<std::size_t>(winner[i])]);
+    const int other = fastest(contenders, i, winner[i], &winner_family);
     const double mine = contenders[static_cast<std::size_t>(winner[i])].time_us[i];
     if (other >= 0 && std::isfinite(mine)) {
       const double ratio = contenders[static_cast<std::size_t>(other)].time_us[i] / mine;

@@ -34,9 +34,12 @@ double busbw(const Contender& c, std::size_t i, std::uint64_t bytes, double fact
   return static_cast<double>(bytes) / (t * 1e3) * factor;
 }
 
-// A categorical palette that stays apart on white (Tableau 10).
-constexpr const char* kColours[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-                                    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+// A categorical palette that stays apart on white (Tableau 10, and two more): one colour per
+// drawn line, never reused, since the picture draws at most kDrawn.
+constexpr const char* kColours[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
+                                    "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+                                    "#9c755f", "#bab0ac", "#17becf", "#1b1b1b"};
+constexpr std::size_t kDrawn = std::size(kColours);
 
 }  // namespace
 
@@ -48,7 +51,7 @@ std::string report_markdown(const std::vector<std::uint64_t>& sizes,
   out += fmt::format("Topology: {}\n\n", info.topology);
   out += "Predicted by Weft's simulator (weftc simulate), not measured. ";
   out += "![predicted bus bandwidth](report.svg)\n\n## Bands\n\n";
-  out += "| sizes | winner | file | runner-up | margin |\n|---|---|---|---|---|\n";
+  out += "| sizes | winner | file | best other algorithm | margin |\n|---|---|---|---|---|\n";
   for (const Band& band : bands) {
     const std::string range =
         fmt::format("{} – {}", band.min_bytes == 0 ? std::string("0") : size_text(band.min_bytes),
@@ -65,8 +68,11 @@ std::string report_markdown(const std::vector<std::uint64_t>& sizes,
         std::isfinite(band.margin) ? fmt::format("{:.2f}×", band.margin) : std::string("-"));
   }
   out +=
-      "\nmargin: the smallest, over the band's sizes, of the runner-up's time over the "
-      "winner's.\n\n## Predicted bus bandwidth (GB/s)\n\n| contender |";
+      "\nbest other algorithm: the fastest of another algorithm (not the winner with another "
+      "channel count, protocol or split); margin: the smallest, over the band's sizes, of its "
+      "time over the winner's.\n\n## Predicted bus bandwidth (GB/s)\n\nThe picture draws "
+      "the winners and the best of each other algorithm; this table has every candidate.\n\n"
+      "| contender |";
   for (std::uint64_t s : sizes) out += fmt::format(" {} |", size_text(s));
   out += "\n|---|";
   for (std::size_t i = 0; i < sizes.size(); ++i) out += "---|";
@@ -90,98 +96,185 @@ std::string report_markdown(const std::vector<std::uint64_t>& sizes,
   return out;
 }
 
+// The contenders the picture draws: every band's winner, then the best of each other family (the
+// smallest geometric-mean time over the sizes it applies to), at most kDrawn in all. The rest are
+// in report.md's table: sixty-nine lines in one picture tell the reader nothing.
+std::vector<std::size_t> drawn_contenders(const std::vector<Contender>& contenders,
+                                          const std::vector<Band>& bands) {
+  std::vector<std::size_t> drawn;
+  for (const Band& band : bands) {
+    const auto c = static_cast<std::size_t>(band.contender);
+    if (drawn.size() < kDrawn && std::find(drawn.begin(), drawn.end(), c) == drawn.end()) {
+      drawn.push_back(c);
+    }
+  }
+  struct Best {
+    std::string family;
+    std::size_t contender;
+    double score;
+  };
+  std::vector<Best> best;
+  for (std::size_t c = 0; c < contenders.size(); ++c) {
+    double log_sum = 0;
+    int applies = 0;
+    for (const double t : contenders[c].time_us) {
+      if (std::isfinite(t) && t > 0) {
+        log_sum += std::log(t);
+        ++applies;
+      }
+    }
+    if (applies == 0) continue;
+    // A contender that applies to fewer sizes ranks below one that applies to all: each size
+    // it misses counts as a factor of two.
+    const double score =
+        log_sum / applies + std::log(2.0) * static_cast<double>(contenders[c].time_us.size() -
+                                                                static_cast<std::size_t>(applies));
+    const std::string f = family(contenders[c]);
+    auto it = std::find_if(best.begin(), best.end(), [&](const Best& b) { return b.family == f; });
+    if (it == best.end()) {
+      best.push_back({f, c, score});
+    } else if (score < it->score) {
+      *it = {f, c, score};
+    }
+  }
+  std::sort(best.begin(), best.end(),
+            [](const Best& a, const Best& b) { return a.score < b.score; });
+  for (const Best& b : best) {
+    if (drawn.size() >= kDrawn) break;
+    const bool family_drawn = std::any_of(drawn.begin(), drawn.end(), [&](std::size_t c) {
+      return family(contenders[c]) == b.family;
+    });
+    if (!family_drawn) drawn.push_back(b.contender);
+  }
+  return drawn;
+}
+
 std::string report_svg(const std::vector<std::uint64_t>& sizes,
                        const std::vector<Contender>& contenders, const std::vector<Band>& bands,
                        const ReportInfo& info) {
   const double factor = bus_bandwidth_factor(info.collective, info.ranks);
+  const std::vector<std::size_t> drawn = drawn_contenders(contenders, bands);
+  const auto colour_of = [&](std::size_t contender) {
+    const auto at = std::find(drawn.begin(), drawn.end(), contender);
+    // A winner past the drawn dozen (a tuning of more bands than that) shades its band grey.
+    return at == drawn.end() ? "#999999" : kColours[static_cast<std::size_t>(at - drawn.begin())];
+  };
   constexpr double kLeft = 70, kTop = 50, kPlotWidth = 760, kPlotHeight = 380;
   const double legend_top = kTop + kPlotHeight + 60;
-  const double height = legend_top + 16.0 * static_cast<double>(contenders.size()) + 20;
-  double top_bw = 0;
-  for (const Contender& c : contenders) {
+  const double height = legend_top + 16.0 * static_cast<double>(drawn.size() + 1) + 20;
+  // A logarithmic busbw axis, whole decades: small sizes' bandwidths are as readable as large
+  // ones' (a linear axis pressed every size below a few hundred KB onto the floor).
+  double low_bw = kNotApplicable, high_bw = 0;
+  for (const std::size_t c : drawn) {
     for (std::size_t i = 0; i < sizes.size(); ++i) {
-      const double bw = busbw(c, i, sizes[i], factor);
-      if (std::isfinite(bw)) top_bw = std::max(top_bw, bw);
+      const double bw = busbw(contenders[c], i, sizes[i], factor);
+      if (!std::isfinite(bw) || bw <= 0) continue;
+      low_bw = std::min(low_bw, bw);
+      high_bw = std::max(high_bw, bw);
     }
   }
-  top_bw = top_bw > 0 ? top_bw * 1.05 : 1;
+  if (!std::isfinite(low_bw)) low_bw = high_bw = 1;
+  const double low_decade = std::floor(std::log10(low_bw));
+  const double high_decade = std::max(low_decade + 1, std::ceil(std::log10(high_bw)));
   const double lo = std::log2(static_cast<double>(sizes.empty() ? 1 : sizes.front()));
   const double hi = std::log2(static_cast<double>(sizes.empty() ? 2 : sizes.back()));
   const double span = hi > lo ? hi - lo : 1;
   const auto x_of = [&](std::size_t i) {
     return kLeft + (std::log2(static_cast<double>(sizes[i])) - lo) / span * kPlotWidth;
   };
-  const auto y_of = [&](double bw) { return kTop + kPlotHeight - bw / top_bw * kPlotHeight; };
+  const auto y_of = [&](double bw) {
+    return kTop + kPlotHeight -
+           (std::log10(bw) - low_decade) / (high_decade - low_decade) * kPlotHeight;
+  };
 
   std::string out = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0f}\" height=\"{:.0f}\" "
       "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" "
       "fill=\"white\"/>\n<text x=\"{}\" y=\"24\" font-size=\"16\">{}</text>\n",
       kLeft + kPlotWidth + 40, height, kLeft, detail::svg_escaped(info.title));
-  // The winners' bands, shaded, with the winner's number at the top.
-  for (std::size_t b = 0; b < bands.size(); ++b) {
-    const Band& band = bands[b];
+  // The winners' bands, shaded in the winner's colour, with its legend number at the top.
+  for (const Band& band : bands) {
     const double x0 = band.first == 0 ? kLeft : (x_of(band.first - 1) + x_of(band.first)) / 2;
     const double x1 = band.last + 1 >= sizes.size() ? kLeft + kPlotWidth
                                                     : (x_of(band.last) + x_of(band.last + 1)) / 2;
+    const auto winner = static_cast<std::size_t>(band.contender);
+    const auto at = std::find(drawn.begin(), drawn.end(), winner);
     out += fmt::format(
         "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\" "
-        "fill-opacity=\"0.10\"><title>{}</title></rect>\n<text x=\"{:.1f}\" y=\"{}\" "
-        "font-size=\"10\" text-anchor=\"middle\">#{}</text>\n",
-        x0, kTop, std::max(0.0, x1 - x0), kPlotHeight,
-        kColours[static_cast<std::size_t>(band.contender) % std::size(kColours)],
-        detail::svg_escaped(contenders[static_cast<std::size_t>(band.contender)].name),
-        (x0 + x1) / 2, kTop - 4, band.contender + 1);
+        "fill-opacity=\"0.10\"><title>{}</title></rect>\n",
+        x0, kTop, std::max(0.0, x1 - x0), kPlotHeight, colour_of(winner),
+        detail::svg_escaped(contenders[winner].name));
+    if (x1 - x0 >= 14 && at != drawn.end()) {  // a number only where it fits
+      out += fmt::format(
+          "<text x=\"{:.1f}\" y=\"{}\" font-size=\"10\" text-anchor=\"middle\">#{}</text>\n",
+          (x0 + x1) / 2, kTop - 4, at - drawn.begin() + 1);
+    }
   }
-  // Axes and grid.
+  // Axes and grid: a line per decade of busbw, labelled.
   out += fmt::format(
       "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"black\"/>\n<line x1=\"{0}\" "
       "y1=\"{2}\" x2=\"{3}\" y2=\"{2}\" stroke=\"black\"/>\n",
       kLeft, kTop, kTop + kPlotHeight, kLeft + kPlotWidth);
-  for (int k = 0; k <= 5; ++k) {
-    const double bw = top_bw * k / 5;
+  for (double decade = low_decade; decade <= high_decade + 1e-9; decade += 1) {
+    const double bw = std::pow(10.0, decade);
     out += fmt::format(
         "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#ddd\"/>\n<text "
-        "x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5:.0f}</text>\n",
-        kLeft, y_of(bw), kLeft + kPlotWidth, kLeft - 6, y_of(bw) + 4, bw);
+        "x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
+        kLeft, y_of(bw), kLeft + kPlotWidth, kLeft - 6, y_of(bw) + 4,
+        decade >= 0 ? fmt::format("{:.0f}", bw)
+                    : fmt::format("{:.{}f}", bw, static_cast<int>(-decade)));
   }
-  const std::size_t label_every = std::max<std::size_t>(1, sizes.size() / 12);
+  // Size labels far enough apart to read: every k-th size, k the least that leaves 56 px.
+  const double step_px = sizes.size() > 1 ? kPlotWidth / static_cast<double>(sizes.size() - 1) : 56;
+  const auto label_every = static_cast<std::size_t>(std::max(1.0, std::ceil(56.0 / step_px)));
   for (std::size_t i = 0; i < sizes.size(); i += label_every) {
-    out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", x_of(i),
-                       kTop + kPlotHeight + 18, detail::svg_escaped(size_text(sizes[i])));
+    out += fmt::format(
+        "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"black\"/>\n<text "
+        "x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+        x_of(i), kTop + kPlotHeight, kTop + kPlotHeight + 4, kTop + kPlotHeight + 18,
+        detail::svg_escaped(size_text(sizes[i])));
   }
   out += fmt::format(
       "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">size</text>\n<text x=\"16\" y=\"{}\" "
-      "transform=\"rotate(-90 16 {})\" text-anchor=\"middle\">predicted busbw (GB/s)</text>\n",
+      "transform=\"rotate(-90 16 {})\" text-anchor=\"middle\">predicted busbw (GB/s, log "
+      "scale)</text>\n",
       kLeft + kPlotWidth / 2, kTop + kPlotHeight + 40, kTop + kPlotHeight / 2,
       kTop + kPlotHeight / 2);
-  // One line per contender; NCCL's dashed; winners drawn thicker.
+  // One line per drawn contender; NCCL's dashed; winners drawn thicker.
   std::vector<char> wins(contenders.size(), 0);
   for (const Band& band : bands) wins[static_cast<std::size_t>(band.contender)] = 1;
-  for (std::size_t c = 0; c < contenders.size(); ++c) {
+  for (const std::size_t c : drawn) {
     std::string points;
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       const double bw = busbw(contenders[c], i, sizes[i], factor);
-      if (!std::isfinite(bw)) continue;
+      if (!std::isfinite(bw) || bw <= 0) continue;
       points += fmt::format("{:.1f},{:.1f} ", x_of(i), y_of(bw));
     }
     if (points.empty()) continue;
-    const char* colour = kColours[c % std::size(kColours)];
     out += fmt::format(
         "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"{}><title>{}"
         "</title></polyline>\n",
-        points, colour, wins[c] != 0 ? 2.5 : 1.0,
+        points, colour_of(c), wins[c] != 0 ? 2.5 : 1.2,
         contenders[c].nccl ? " stroke-dasharray=\"6,3\"" : "",
         detail::svg_escaped(contenders[c].name));
   }
-  for (std::size_t c = 0; c < contenders.size(); ++c) {
-    const double y = legend_top + 16.0 * static_cast<double>(c);
+  for (std::size_t k = 0; k < drawn.size(); ++k) {
+    const std::size_t c = drawn[k];
+    const double y = legend_top + 16.0 * static_cast<double>(k);
     out += fmt::format(
         "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"{3}\" "
         "stroke-width=\"{4}\"{5}/>\n<text x=\"{6}\" y=\"{7:.1f}\">#{8} {9}{10}</text>\n",
-        kLeft, y, kLeft + 30, kColours[c % std::size(kColours)], wins[c] != 0 ? 2.5 : 1.0,
-        contenders[c].nccl ? " stroke-dasharray=\"6,3\"" : "", kLeft + 38, y + 4, c + 1,
-        detail::svg_escaped(contenders[c].name), wins[c] != 0 ? " (wins a band)" : "");
+        kLeft, y, kLeft + 30, colour_of(c), wins[c] != 0 ? 2.5 : 1.2,
+        contenders[c].nccl ? " stroke-dasharray=\"6,3\"" : "", kLeft + 38, y + 4, k + 1,
+        detail::svg_escaped(contenders[c].name),
+        wins[c] != 0 ? " (wins a band)" : " (best of its family)");
+  }
+  if (drawn.size() < contenders.size()) {
+    out += fmt::format(
+        "<text x=\"{}\" y=\"{:.1f}\" fill=\"#555\">{} more candidate{} in report.md's "
+        "table</text>\n",
+        kLeft, legend_top + 16.0 * static_cast<double>(drawn.size()) + 4,
+        contenders.size() - drawn.size(), contenders.size() - drawn.size() == 1 ? "" : "s");
   }
   out += "</svg>\n";
   return out;

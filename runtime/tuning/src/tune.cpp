@@ -138,8 +138,8 @@ std::optional<std::string> write_folder(const std::string& output, Tuning& tunin
 }
 
 std::string bands_table(const Tuning& tuning) {
-  std::string out =
-      fmt::format("{:>12} {:>12}  {:<40} {}\n", "min_bytes", "max_bytes", "winner", "vs runner-up");
+  std::string out = fmt::format("{:>12} {:>12}  {:<40} {}\n", "min_bytes", "max_bytes", "winner",
+                                "vs the best other algorithm");
   for (const Band& band : tuning.bands) {
     out += fmt::format(
         "{:>12} {:>12}  {:<40} {}\n", band.min_bytes,

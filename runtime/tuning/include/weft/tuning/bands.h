@@ -30,9 +30,16 @@ struct Band {
   std::size_t last = 0;
   std::uint64_t min_bytes = 0;  // inclusive; 0 for the first band
   std::uint64_t max_bytes = 0;  // inclusive; 0 for the last band (no upper bound)
-  int runner_up = -1;           // the closest other contender where the margin is smallest
-  double margin = 0;            // min over the band of runner-up time / winner time (≥ 1)
+  // The fastest contender of another family (family()) where the margin is smallest: the same
+  // algorithm with another channel count or protocol says nothing of why this one won.
+  int runner_up = -1;
+  double margin = 0;  // min over the band of runner-up time / winner time (≥ 1)
 };
+
+// The algorithm a contender is a variant of: its name up to the first space, less trailing
+// variant parts such as "_p8", "_l4" or "_c8" ("allreduce_ring LL i1 c4" -> "allreduce_ring",
+// "synth_rings_l8_p8 Simple" -> "synth_rings"); NCCL's "NCCL ring LL" -> "NCCL ring".
+std::string family(const Contender& contender);
 
 // Sizes ascending. Each size goes to its fastest contender (ties to the earlier one); runs of
 // one winner make a band; a band reaches up to the byte before the next band's first size, the
