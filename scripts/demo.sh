@@ -36,8 +36,8 @@ fi
 if [ -f "$build/compiler/weftc" ] && [ -f "$build/runtime/tools/weft-perf/weft-perf" ]; then
   took="seconds: they are built already"
 else
-  # Measured on a 2-core machine from a fresh clone (scripts/demo.sh, 2026-11-26).
-  took="about 4 minutes on 2 cores the first time, without CUDA; more with it"
+  # Measured on a 2-core machine from a fresh clone (scripts/demo.sh, 2026-11-26: 321 s).
+  took="about 5 minutes on 2 cores the first time, without CUDA; more with it"
 fi
 case "$gpu,$cuda" in
   yes,OFF) what="without CUDA (WEFT_ENABLE_CUDA=OFF): the kernel runs on CPU threads" ;;
@@ -66,9 +66,9 @@ perf=$build/runtime/tools/weft-perf/weft-perf
 if grep -q ' inplace="1"' "$xml" && grep -q ' outofplace="1"' "$xml"; then
   modes="both call modes: the table's out-of-place and in-place columns are both filled"
 elif grep -q ' inplace="1"' "$xml"; then
-  modes="in-place calls only, so the out-of-place columns read N/A (weftc compile without --in-place makes the other)"
+  modes="in-place calls only, so the out-of-place columns read N/A (weftc compile --out-of-place makes the other)"
 else
-  modes="out-of-place calls only (weftc compile's default), so the in-place columns read N/A (--in-place makes the other)"
+  modes="out-of-place calls only, so the in-place columns read N/A (weftc compile --in-place makes the other)"
 fi
 echo "   The XML is for $modes."
 if [ "$gpu" = yes ] && [ -f "$build/runtime/gpu/cuda/libweft_gpu.a" ]; then

@@ -82,25 +82,29 @@ if [[ ${WEFT_NCCL_CHECK_QUICK:-0} == 1 ]]; then
   process_counts="2 4"
   largest=64K
 fi
-for n in $process_counts; do
-  log=$logs/standalone-$n.log
-  WEFT_STANDALONE=1 WEFT_ALGO_DIR=$algo_dirs WEFT_DEBUG=INFO WEFT_TIMEOUT_S=${WEFT_TIMEOUT_S:-60} \
+# standalone NAME N ALGO_DIRS LARGEST LOG PATTERN...: the example at N processes in standalone
+# mode, every call on Weft (none fallen back), every PATTERN in its log.
+standalone() {
+  local name=$1 n=$2 dirs=$3 largest=$4 log=$5
+  shift 5
+  WEFT_STANDALONE=1 WEFT_ALGO_DIR=$dirs WEFT_DEBUG=INFO WEFT_TIMEOUT_S=${WEFT_TIMEOUT_S:-60} \
     LD_PRELOAD=$shim timeout 300 "$example" -n "$n" -b 8K -e "$largest" -f 8 -w 1 -t 280 > "$log" 2>&1
-  status=$?
-  name="standalone, $n processes"
+  local status=$?
   if [[ $status -ne 0 ]]; then
     report "$name" FAIL "(exit $status, $log)"
   elif grep -q -- '-> NCCL' "$log"; then
     report "$name" FAIL "(a call fell back in standalone mode, $log)"
-  elif expect "$name" "$log" \
-      'standalone mode \(WEFT_STANDALONE=1\)' \
-      "WEFT WARN skipping algorithm file '.*00-malformed.xml'" \
-      "ncclAllReduce: .* on $n ranks -> Weft 'weft_example_ring_allreduce_$n'" \
-      "ncclAllGather: .* on $n ranks -> Weft 'weft_example_ring_allgather_$n'" \
-      "ncclAlltoAll: .* on $n ranks -> Weft 'weft_example_direct_alltoall_$n'" \
-      "# all $n ranks passed"; then
+  elif expect "$name" "$log" "$@" "# all $n ranks passed"; then
     report "$name" PASS
   fi
+}
+for n in $process_counts; do
+  standalone "standalone, $n processes" "$n" "$algo_dirs" "$largest" "$logs/standalone-$n.log" \
+    'standalone mode \(WEFT_STANDALONE=1\)' \
+    "WEFT WARN skipping algorithm file '.*00-malformed.xml'" \
+    "ncclAllReduce: .* on $n ranks -> Weft 'weft_example_ring_allreduce_$n'" \
+    "ncclAllGather: .* on $n ranks -> Weft 'weft_example_ring_allgather_$n'" \
+    "ncclAlltoAll: .* on $n ranks -> Weft 'weft_example_direct_alltoall_$n'"
 done
 
 # 4. Standalone at 8 processes on synthesized algorithms only.
@@ -123,21 +127,10 @@ for coll in $colls; do
   synth_dirs=${synth_dirs:+$synth_dirs:}$folder
 done
 if [[ -n $synth_dirs ]]; then
-  log=$logs/standalone-8-synthesized.log
-  WEFT_STANDALONE=1 WEFT_ALGO_DIR=$synth_dirs WEFT_DEBUG=INFO WEFT_TIMEOUT_S=${WEFT_TIMEOUT_S:-60} \
-    LD_PRELOAD=$shim timeout 300 "$example" -n 8 -b 8K -e 8M -f 8 -w 1 -t 280 > "$log" 2>&1
-  status=$?
-  if [[ $status -ne 0 ]]; then
-    report "$name" FAIL "(exit $status, $log)"
-  elif grep -q -- '-> NCCL' "$log"; then
-    report "$name" FAIL "(a call fell back in standalone mode, $log)"
-  elif expect "$name" "$log" \
-      "ncclAllReduce: .* on 8 ranks -> Weft 'synth_" \
-      "ncclAllGather: .* on 8 ranks -> Weft 'synth_" \
-      "ncclAlltoAll: .* on 8 ranks -> Weft 'synth_" \
-      "# all 8 ranks passed"; then
-    report "$name" PASS
-  fi
+  standalone "$name" 8 "$synth_dirs" 8M "$logs/standalone-8-synthesized.log" \
+    "ncclAllReduce: .* on 8 ranks -> Weft 'synth_" \
+    "ncclAllGather: .* on 8 ranks -> Weft 'synth_" \
+    "ncclAlltoAll: .* on 8 ranks -> Weft 'synth_"
 fi
 
 echo "nccl shim GPU check: $passed passed, $failed failed (logs in $logs)"

@@ -1,8 +1,5 @@
 #include "memory_cap.h"
 
-#include <fstream>
-#include <sstream>
-
 #include <fmt/format.h>
 
 #include "weft/gpu/options.h"
@@ -23,26 +20,12 @@ constexpr bool kSanitized = false;
 constexpr bool kSanitized = false;
 #endif
 
-// The process's address space now (VmSize): libraries and reservations already mapped count
-// against RLIMIT_AS, so the cap is this plus the limit.
-std::optional<std::uint64_t> address_space() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    std::istringstream fields(line);
-    std::string key;
-    std::uint64_t kilobytes = 0;
-    if (fields >> key >> kilobytes && key == "VmSize:") return kilobytes * 1024;
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 MemoryCap::MemoryCap(std::optional<std::uint64_t> max_memory)
     : max_memory_(max_memory), limit_(ir::memory_limit(max_memory)) {
   if (kSanitized || !limit_) return;
-  const std::optional<std::uint64_t> now = address_space();
+  const std::optional<std::uint64_t> now = ir::address_space();
   if (!now || getrlimit(RLIMIT_AS, &saved_) != 0) return;
   rlimit cap = saved_;
   const std::uint64_t wanted = *now + *limit_;

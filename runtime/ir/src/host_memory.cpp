@@ -2,22 +2,34 @@
 
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 
 namespace weft::ir {
 
-std::optional<std::uint64_t> available_memory() {
-  std::ifstream meminfo("/proc/meminfo");
+namespace {
+
+// "Key:   1234 kB" lines of a /proc file: the value of `key`, in bytes.
+std::optional<std::uint64_t> kilobyte_field(const char* file, std::string_view key) {
+  std::ifstream in(file);
   std::string line;
-  while (std::getline(meminfo, line)) {
+  while (std::getline(in, line)) {
     std::istringstream fields(line);
-    std::string key;
+    std::string name;
     std::uint64_t kilobytes = 0;
-    if (fields >> key >> kilobytes && key == "MemAvailable:") return kilobytes * 1024;
+    if (fields >> name >> kilobytes && name == key) return kilobytes * 1024;
   }
   return std::nullopt;
 }
+
+}  // namespace
+
+std::optional<std::uint64_t> available_memory() {
+  return kilobyte_field("/proc/meminfo", "MemAvailable:");
+}
+
+std::optional<std::uint64_t> address_space() { return kilobyte_field("/proc/self/status", "VmSize:"); }
 
 std::optional<std::uint64_t> memory_limit(std::optional<std::uint64_t> max_memory) {
   if (max_memory) return max_memory;

@@ -12,6 +12,9 @@ namespace weft::ir {
 // What the machine has available now (MemAvailable of /proc/meminfo); nullopt where unknown.
 std::optional<std::uint64_t> available_memory();
 
+// This process's address space now (VmSize of /proc/self/status); nullopt where unknown.
+std::optional<std::uint64_t> address_space();
+
 // The memory a run may take: `max_memory` (a tool's --max-memory) when given, else nine tenths of
 // what is available (the rest for everything else). nullopt when neither is known.
 std::optional<std::uint64_t> memory_limit(std::optional<std::uint64_t> max_memory);
