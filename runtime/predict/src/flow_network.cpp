@@ -81,8 +81,8 @@ void FlowNetwork::relimit_links(std::span<const LinkUse> uses, bool started, int
     // limits none of its flows, before or after.
     const double load = started ? load_[l] : load_[l] + use.weight;
     if (capacity_[l] / load >= max_cap_) continue;
-    for (const int member : members_[l]) {
-      if (member != skip) relimit(member);
+    for (const Member& member : members_[l]) {
+      if (member.id != skip) relimit(member.id);
     }
   }
 }
@@ -94,14 +94,10 @@ double FlowNetwork::water_level(int link) {
   if (demand_[l] <= capacity * (1 - 1e-9)) return kUnbound;
   double demand = 0;
   fill_.clear();
-  for (const int member : members_[l]) {
-    const Flow& flow = flows_[static_cast<std::size_t>(member)];
-    double weight = 0;
-    for (const LinkUse& use : flow.uses) {
-      if (use.link == link) weight = use.weight;
-    }
-    demand += demand_on(flow.limit, weight, link);
-    fill_.emplace_back(flow.limit, weight);
+  for (const Member& member : members_[l]) {
+    const double limit = flows_[static_cast<std::size_t>(member.id)].limit;
+    demand += demand_on(limit, member.weight, link);
+    fill_.emplace_back(limit, member.weight);
   }
   demand_[l] = demand;
   if (demand <= capacity) return kUnbound;
@@ -140,7 +136,7 @@ void FlowNetwork::resolve(double now) {
     if (members_[l].empty()) demand_[l] = 0;
     if (level == level_[l]) continue;
     level_[l] = level;
-    for (const int member : members_[l]) touch(member);
+    for (const Member& member : members_[l]) touch(member.id);
   }
   for (const int id : touched_) {
     Flow& flow = flows_[static_cast<std::size_t>(id)];
@@ -234,16 +230,18 @@ int FlowNetwork::start(double now, double bytes, std::span<const LinkUse> uses, 
   }
   Flow& flow = flows_[static_cast<std::size_t>(id)];
   flow.uses.assign(uses.begin(), uses.end());
+  flow.slots.resize(uses.size());
   flow.remaining = std::max(0.0, bytes);
   flow.rate = 0;
   flow.limit = 0;  // asks nothing of its fair links until relimit gives it its limit
   flow.cap = cap > 0 ? cap : std::numeric_limits<double>::max();
   flow.updated = now;
   max_cap_ = std::max(max_cap_, flow.cap);
-  for (const LinkUse& use : uses) {
-    const auto l = static_cast<std::size_t>(use.link);
-    load_[l] += use.weight;
-    members_[l].push_back(id);
+  for (std::size_t k = 0; k < uses.size(); ++k) {
+    const auto l = static_cast<std::size_t>(uses[k].link);
+    load_[l] += uses[k].weight;
+    flow.slots[k] = members_[l].size();
+    members_[l].push_back({id, uses[k].weight});
   }
   ++pass_;
   relimit_links(uses, true, id);
@@ -262,13 +260,20 @@ std::optional<std::pair<double, int>> FlowNetwork::next_end() {
 void FlowNetwork::finish(double now, int id) {
   heap_remove(id);
   Flow& flow = flows_[static_cast<std::size_t>(id)];
-  for (const LinkUse& use : flow.uses) {
+  for (std::size_t k = 0; k < flow.uses.size(); ++k) {
+    const LinkUse& use = flow.uses[k];
     const auto l = static_cast<std::size_t>(use.link);
+    // Out of the link's list in constant time: the last member takes this one's place.
     auto& list = members_[l];
-    const auto it = std::find(list.begin(), list.end(), id);
-    if (it != list.end()) {
-      *it = list.back();
-      list.pop_back();
+    const std::size_t slot = flow.slots[k];
+    const Member moved = list.back();
+    list[slot] = moved;
+    list.pop_back();
+    if (moved.id != id) {
+      Flow& other = flows_[static_cast<std::size_t>(moved.id)];
+      for (std::size_t j = 0; j < other.uses.size(); ++j) {
+        if (other.uses[j].link == use.link) other.slots[j] = slot;
+      }
     }
     load_[l] = list.empty() ? 0 : std::max(0.0, load_[l] - use.weight);
     if (fair_[l] != 0) demand_[l] -= demand_on(flow.limit, use.weight, use.link);

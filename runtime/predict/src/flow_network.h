@@ -52,11 +52,18 @@ class FlowNetwork {
   void finish(double now, int id);
 
  private:
+  // A running flow on a link, with its weight there: the water level reads both for every flow
+  // of a link, and looking the weight up in the flow's uses was a third of that.
+  struct Member {
+    int id = 0;
+    double weight = 1;
+  };
   struct Flow {
     std::vector<LinkUse> uses;
-    double remaining = 0;  // bytes at `updated`
-    double rate = 0;       // bytes per microsecond
-    double limit = 0;      // its cap and its even links' shares
+    std::vector<std::size_t> slots;  // per use: its place in members_[use.link]
+    double remaining = 0;            // bytes at `updated`
+    double rate = 0;                 // bytes per microsecond
+    double limit = 0;                // its cap and its even links' shares
     double cap = 0;
     double updated = 0;
     double end = 0;      // when it ends at its rate
@@ -88,12 +95,12 @@ class FlowNetwork {
 
   std::vector<double> capacity_;
   std::vector<char> fair_;
-  std::vector<double> load_;                // per link: weight of running flows
-  std::vector<std::vector<int>> members_;   // per link: running flows on it
-  std::vector<double> demand_;              // per fair link: what its flows' limits ask of it
-  std::vector<double> level_;               // per fair link: the water level (infinite: unbound)
-  std::vector<std::uint32_t> dirty_stamp_;  // per link: the pass that marked it
-  std::vector<int> dirty_;                  // fair links whose demand moved in this pass
+  std::vector<double> load_;                  // per link: weight of running flows
+  std::vector<std::vector<Member>> members_;  // per link: running flows on it
+  std::vector<double> demand_;                // per fair link: what its flows' limits ask of it
+  std::vector<double> level_;                 // per fair link: the water level (infinite: unbound)
+  std::vector<std::uint32_t> dirty_stamp_;    // per link: the pass that marked it
+  std::vector<int> dirty_;                    // fair links whose demand moved in this pass
   std::vector<Flow> flows_;
   std::vector<int> free_ids_;
   std::vector<int> heap_;
