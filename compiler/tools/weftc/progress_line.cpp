@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <string_view>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -23,7 +24,12 @@ ProgressLine::ProgressLine(std::string command, std::FILE* out)
       out_(out),
       enabled_(progress_wanted(out)),
       started_(std::chrono::steady_clock::now()) {
-  if (enabled_) ticker_ = std::thread([this] { tick(); });
+  if (!enabled_) return;
+  try {
+    ticker_ = std::thread([this] { tick(); });
+  } catch (const std::system_error&) {
+    enabled_ = false;  // no thread to spare (a tight --max-memory): the work goes on without it
+  }
 }
 
 ProgressLine::~ProgressLine() {
