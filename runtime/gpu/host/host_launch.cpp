@@ -8,24 +8,34 @@
 namespace weft::gpu::host {
 
 HostThreads::~HostThreads() {
-  stopping_.store(true, std::memory_order_release);
-  launch_.fetch_add(1, std::memory_order_acq_rel);
-  launch_.notify_all();
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  started_.notify_all();
   for (std::thread& worker : workers_) worker.join();
 }
 
-void HostThreads::work(std::size_t index, std::uint32_t seen) {
+void HostThreads::work(std::size_t index, std::uint64_t seen) {
   for (;;) {
-    std::uint32_t now;
-    while ((now = launch_.load(std::memory_order_acquire)) == seen) launch_.wait(seen);
-    seen = now;
-    if (stopping_.load(std::memory_order_acquire)) return;
-    const std::size_t active = active_.load(std::memory_order_acquire);
+    std::size_t active = 0;
+    {
+      std::unique_lock lock(mutex_);
+      started_.wait(lock, [&] { return launch_ != seen || stopping_; });
+      if (stopping_) return;
+      seen = launch_;
+      active = active_;
+    }
     if (index >= active) continue;  // not part of this launch
     set_this_thread(&contexts_[index]);
     (*body_)();
     set_this_thread(nullptr);
-    if (finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == active) finished_.notify_all();
+    bool last = false;
+    {
+      const std::lock_guard lock(mutex_);
+      last = ++done_ == active;
+    }
+    if (last) finished_.notify_all();
   }
 }
 
@@ -41,7 +51,11 @@ Status HostThreads::run_grid(int ctas, int threads, const std::function<void()>&
   try {
     while (workers_.size() < total) {
       const std::size_t index = workers_.size();
-      const std::uint32_t seen = launch_.load(std::memory_order_acquire);
+      std::uint64_t seen = 0;
+      {
+        const std::lock_guard state(mutex_);
+        seen = launch_;
+      }
       workers_.emplace_back([this, index, seen] { work(index, seen); });
     }
   } catch (const std::system_error& e) {
@@ -64,14 +78,19 @@ Status HostThreads::run_grid(int ctas, int threads, const std::function<void()>&
       context.cta = blocks.back().get();
     }
   }
-  body_ = &body;
-  finished_.store(0, std::memory_order_relaxed);
-  active_.store(total, std::memory_order_release);
-  launch_.fetch_add(1, std::memory_order_acq_rel);
-  launch_.notify_all();
-  std::size_t done;
-  while ((done = finished_.load(std::memory_order_acquire)) < total) finished_.wait(done);
-  body_ = nullptr;
+  {
+    const std::lock_guard state(mutex_);
+    body_ = &body;
+    done_ = 0;
+    active_ = total;
+    ++launch_;
+  }
+  started_.notify_all();
+  {
+    std::unique_lock state(mutex_);
+    finished_.wait(state, [&] { return done_ == total; });
+    body_ = nullptr;
+  }
   return {};
 }
 

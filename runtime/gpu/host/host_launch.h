@@ -4,7 +4,7 @@
 // the call itself.
 #pragma once
 
-#include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -32,16 +32,22 @@ class HostThreads {
   std::size_t size() const { return workers_.size(); }
 
  private:
-  void work(std::size_t index, std::uint32_t seen);
+  void work(std::size_t index, std::uint64_t seen);
 
-  std::mutex launching_;
+  std::mutex launching_;  // one launch at a time
   std::vector<std::thread> workers_;
-  // The current launch, published by the increment of `launch_`: the first `active_` workers run
-  // `body_` with their context; each then counts itself in `finished_`.
-  std::atomic<std::uint32_t> launch_{0};
-  std::atomic<std::size_t> active_{0};
-  std::atomic<std::size_t> finished_{0};
-  std::atomic<bool> stopping_{false};
+  // The current launch, published under `mutex_` by the increment of `launch_`: the first
+  // `active_` workers run `body_` with their context; each then counts itself in `finished_`.
+  // A mutex and condition variables, not std::atomic wait/notify: libstdc++ 12's atomic waits
+  // once lost a notification under a heavily loaded machine, and every worker had finished while
+  // the launching thread slept on forever (a kernel-host test hung in CI).
+  std::mutex mutex_;
+  std::condition_variable started_;   // workers: a new launch, or stopping
+  std::condition_variable finished_;  // the launching thread: every active worker is done
+  std::uint64_t launch_ = 0;
+  std::size_t active_ = 0;
+  std::size_t done_ = 0;
+  bool stopping_ = false;
   const std::function<void()>* body_ = nullptr;
   std::vector<ThreadContext> contexts_;
 };
