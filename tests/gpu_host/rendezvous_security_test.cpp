@@ -70,6 +70,18 @@ struct Outcome {
   std::vector<bool> own_data;  // every rank saw every rank's own record
 };
 
+// The options of a rank that joins the job of `size` ranks rank 0 serves at `at`.
+SocketBootstrapOptions joining(int rank, int size, const SocketAddress& at,
+                               const RendezvousSecret& secret, std::chrono::seconds timeout) {
+  SocketBootstrapOptions options;
+  options.rank = rank;
+  options.size = size;
+  options.root = at;
+  options.secret = secret;
+  options.timeout = timeout;
+  return options;
+}
+
 // `size` real ranks meet at `address` with `secret`; `meddle` runs once rank 0 listens (given a
 // deadline-bounded way to reach it) and before the others connect.
 Outcome run_job(int size, SocketAddress address, RendezvousSecret secret,
@@ -215,12 +227,8 @@ TEST_CASE("rendezvous: a participant told the wrong rank count fails, clearly", 
       3, address, secret,
       [&](const SocketAddress& at) {
         confused = std::thread([&, at] {
-          SocketBootstrapOptions options;
-          options.rank = 2;
-          options.size = 5;  // holds the secret, but believes in another job size
-          options.root = at;
-          options.secret = secret;
-          options.timeout = 3s;
+          const SocketBootstrapOptions options =
+              joining(2, 5, at, secret, 3s);  // holds the secret, but believes in another job size
           auto bootstrap = make_socket_bootstrap(options);
           confused_status = bootstrap.ok() ? Status{} : bootstrap.status();
         });
@@ -240,12 +248,8 @@ TEST_CASE("rendezvous: two holders of the secret claiming one rank fail, clearly
       3, fresh_local_address(), secret,
       [&](const SocketAddress& at) {
         duplicate = std::thread([&, at] {
-          SocketBootstrapOptions options;
-          options.rank = 1;  // the real rank 1 comes too
-          options.size = 3;
-          options.root = at;
-          options.secret = secret;
-          options.timeout = 3s;
+          const SocketBootstrapOptions options =
+              joining(1, 3, at, secret, 3s);  // the real rank 1 comes too
           (void)make_socket_bootstrap(options);
         });
       },
@@ -263,12 +267,7 @@ TEST_CASE("rendezvous: rank 0 tells the ranks it accepted why it gives up", "[bo
   Status rank1;
   std::thread peer([&] {
     listening.get_future().wait();
-    SocketBootstrapOptions options;
-    options.rank = 1;
-    options.size = 3;
-    options.root = address;
-    options.secret = secret;
-    options.timeout = 5s;
+    const SocketBootstrapOptions options = joining(1, 3, address, secret, 5s);
     auto bootstrap = make_socket_bootstrap(options);
     rank1 = bootstrap.ok() ? Status{} : bootstrap.status();
   });
@@ -417,12 +416,7 @@ TEST_CASE("rendezvous: a connection that sends nothing or garbage receives nothi
 // The real rank 2 of a 3-rank job that a test plays itself, once its hostile client has been
 // answered: joins and takes part in run_job's allgather. `own_data`: every record was right.
 Status join_as_rank2(const SocketAddress& at, const RendezvousSecret& secret, bool* own_data) {
-  SocketBootstrapOptions options;
-  options.rank = 2;
-  options.size = 3;
-  options.root = at;
-  options.secret = secret;
-  options.timeout = 10s;
+  const SocketBootstrapOptions options = joining(2, 3, at, secret, 10s);
   auto bootstrap = make_socket_bootstrap(options);
   if (!bootstrap.ok()) return bootstrap.status();
   std::vector<std::int32_t> records(3, -1);
@@ -449,12 +443,7 @@ TEST_CASE("rendezvous: a client that knows the address but not the secret cannot
         [&](const SocketAddress& at) {
           intruder = std::thread([&, at] {
             // Weft's own code with a secret of its own, claiming rank 1 before the real one.
-            SocketBootstrapOptions options;
-            options.rank = 1;
-            options.size = 3;
-            options.root = at;
-            options.secret = fresh_secret();
-            options.timeout = 3s;
+            const SocketBootstrapOptions options = joining(1, 3, at, fresh_secret(), 3s);
             auto bootstrap = make_socket_bootstrap(options);
             intruder_status = bootstrap.ok() ? Status{} : bootstrap.status();
             // Then the real rank 2.
