@@ -331,14 +331,23 @@ PYBIND11_MODULE(_weft, m) {
 
   m.def(
       "compile",
-      [](const dsl::Program& program, int seeds) {
+      [](const dsl::Program& program, int seeds, bool msccl_incumbent, const std::string& topology,
+         int nodes, int gpus_per_node) {
         compiler::CompileOptions options;
         if (seeds > 0) options.verify.seeds = seeds;
+        if (msccl_incumbent) options.judge.incumbent = compiler::Incumbent::Msccl;
+        if (!topology.empty()) options.judge.topology = topology;
+        options.judge.nodes = nodes;
+        options.judge.gpus_per_node = gpus_per_node;
         py::gil_scoped_release release;  // compiling and verifying touch no Python object
         return compiler::compile(program, options);
       },
-      py::arg("program"), py::arg("seeds") = 0,
-      "trace check, passes, and the executor sweep (seeds: 0 keeps the default)");
+      py::arg("program"), py::arg("seeds") = 0, py::arg("msccl_incumbent") = false,
+      py::arg("topology") = "", py::arg("nodes") = 0, py::arg("gpus_per_node") = 0,
+      "trace check, passes, and the executor sweep (seeds: 0 keeps the default). Where legal "
+      "schedules differ, predicted time on `topology` (a preset or an NCCL topology file; empty: "
+      "a100-nvswitch, nodes and GPUs per node 0: from the ranks) decides; msccl_incumbent: "
+      "msccl-tools' own choices stand unless another is faster");
 
   m.def(
       "info",

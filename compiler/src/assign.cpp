@@ -223,7 +223,7 @@ struct RankAssigner {
       t = ts;
     } else if (tr >= 0) {
       t = tr;
-    } else if (placement == dsl::Placement::Separate) {
+    } else if (placement == dsl::Placement::Separate || placement == dsl::Placement::Msccl) {
       // Each direction gets a threadblock of its own.
     } else if (sending && !receiving) {
       // A send and a receive with the same peer share a threadblock, as NCCL's p2p does.
@@ -282,6 +282,45 @@ struct RankAssigner {
       connections.recv(ch, i.recv_peer) = t;
     }
     threadblock[static_cast<std::size_t>(k)] = t;
+  }
+
+  // msccl-tools' automatic policy, in one sweep of the order: sends and receives as Separate
+  // places them, a local step on the threadblock of its channel (its hint, else channel 0) whose
+  // latest step has the lowest level, the first such on a tie, or a new one when the channel has
+  // none. Fused steps are placed first, as run() does, so that the steps on either of their
+  // connections join them.
+  void run_msccl(std::span<const int> order, const std::vector<int>& level) {
+    tbs.clear();
+    user_id.clear();
+    by_hint.clear();
+    for (const int k : order) {
+      const Instruction& i = dag.instructions[static_cast<std::size_t>(k)];
+      if (i.send_to >= 0 && i.recv_from >= 0) place_communication(k);
+    }
+    std::vector<int> latest_level(tbs.size(), -1);
+    for (const int k : order) {
+      const auto uk = static_cast<std::size_t>(k);
+      const Instruction& i = dag.instructions[uk];
+      if (i.send_to >= 0 && i.recv_from >= 0) {
+        // placed above
+      } else if (i.send_to >= 0 || i.recv_from >= 0) {
+        place_communication(k);
+      } else if (i.sendtb >= 0) {
+        threadblock[uk] = for_hint(i.sendtb, 0);
+      } else {
+        const int ch = std::max(i.channel, 0);
+        int t = -1;
+        for (std::size_t u = 0; u < tbs.size(); ++u) {
+          if (tbs[u].channel != ch || user_id[u] != -1) continue;
+          if (t < 0 || latest_level[u] < latest_level[static_cast<std::size_t>(t)])
+            t = static_cast<int>(u);
+        }
+        if (t < 0) t = create(-1, ch);
+        threadblock[uk] = t;
+      }
+      latest_level.resize(tbs.size(), -1);
+      latest_level[static_cast<std::size_t>(threadblock[uk])] = level[uk];
+    }
   }
 
   void run(std::span<const int> order) {
@@ -403,13 +442,19 @@ Assignment assign(const InstructionDag& dag, const Schedule& schedule,
                         {},
                         {},
                         0};
+  const bool msccl = placement == dsl::Placement::Msccl && policy == dsl::ThreadblockPolicy::Auto;
+  const std::vector<int> level = msccl ? instruction_levels(dag) : std::vector<int>{};
   int highest = 0;
   for (int r = 0; r < dag.ranks; ++r) {
     const auto ur = static_cast<std::size_t>(r);
     assigner.rank = r;
     const std::span<const int> order(by_rank.data() + rank_begin[ur],
                                      static_cast<std::size_t>(rank_begin[ur + 1] - rank_begin[ur]));
-    assigner.run(order);
+    if (msccl) {
+      assigner.run_msccl(order, level);
+    } else {
+      assigner.run(order);
+    }
     connections.reset();
     // Threadblock ids: the hinted ones first, by hint, then the automatic ones as created (or
     // the Manual policy's one for operations without hints).

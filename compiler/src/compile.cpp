@@ -10,6 +10,7 @@
 
 #include "fuse_and_schedule.h"
 #include "plan_search.h"
+#include "time_judge.h"
 #include "weft/compiler/emit.h"
 #include "weft/compiler/error.h"
 #include "weft/compiler/forward.h"
@@ -79,8 +80,8 @@ CompileStats replicated_statistics(const ir::Algorithm& replicated,
 
 // The passes from the trace to emitted IR, in order. A pass that fails adds its error to
 // `result` and the rest do not run.
-void run_passes(const dsl::Program& program, const ir::LimitsProfile& limits, CompileResult& result,
-                const detail::Lap& lap) {
+void run_passes(const dsl::Program& program, const ir::LimitsProfile& limits,
+                const JudgeOptions& judge_options, CompileResult& result, const detail::Lap& lap) {
   const dsl::Options& options = program.options();
   // The postcondition, on the trace: a program that computes the wrong thing goes no further.
   const dsl::PostconditionReport post = dsl::check_postcondition(program);
@@ -109,19 +110,55 @@ void run_passes(const dsl::Program& program, const ir::LimitsProfile& limits, Co
   const std::optional<InstructionDag> forwarded = forward_copies(lowered, &result.stats.forwarded);
   lap("forward");
 
-  const detail::Scheduled primary = detail::fuse_and_schedule(
-      lowered, forwarded ? &*forwarded : nullptr, result.stats.forwarded, options.fusion, lap);
+  // Two orders of the same steps (schedule.h): the incumbent's first. The second is only worth
+  // building where time can judge between them.
+  const ScheduleOrder first = judge_options.incumbent == Incumbent::Msccl
+                                  ? ScheduleOrder::Level
+                                  : ScheduleOrder::CriticalPath;
+  const detail::Scheduled primary =
+      detail::fuse_and_schedule(lowered, forwarded ? &*forwarded : nullptr, result.stats.forwarded,
+                                options.fusion, first, lap);
   if (!primary.schedule) {
     result.notes = primary.notes;
     result.errors.push_back("no schedule keeps the order of messages between ranks: " +
                             result.notes.back());
     return;
   }
+  detail::TimeJudge judge(program, judge_options, layout, blocks);
+  std::vector<const detail::Scheduled*> primaries{&primary};
+  std::optional<detail::Scheduled> second;
+  const std::uint64_t steps =
+      static_cast<std::uint64_t>(primary.dag.size()) * static_cast<std::uint64_t>(instances);
+  std::optional<detail::Scheduled> unbounded;
+  if (judge_options.enabled && (judge_options.max_steps == 0 || steps <= judge_options.max_steps)) {
+    second = detail::fuse_and_schedule(
+        lowered, forwarded ? &*forwarded : nullptr, result.stats.forwarded, options.fusion,
+        first == ScheduleOrder::Level ? ScheduleOrder::CriticalPath : ScheduleOrder::Level, lap);
+    if (second->schedule && !detail::same_schedule(primary, *second)) primaries.push_back(&*second);
+    // The level order without room kept for FIFO depth 2, as msccl-tools orders: its sends need
+    // not wait for receives. First where msccl-tools' choices are the incumbent.
+    unbounded = detail::fuse_and_schedule(lowered, forwarded ? &*forwarded : nullptr,
+                                          result.stats.forwarded, options.fusion,
+                                          ScheduleOrder::Level, lap, /*unbounded=*/true);
+    const detail::Scheduled& level = first == ScheduleOrder::Level ? primary : *second;
+    if (unbounded->schedule && !(level.schedule && detail::same_schedule(level, *unbounded))) {
+      if (first == ScheduleOrder::Level) {
+        primaries.insert(primaries.begin(), &*unbounded);
+      } else {
+        primaries.push_back(&*unbounded);
+      }
+    }
+  }
 
-  detail::ChosenPlan plan =
-      detail::search_plan(primary, lowered, forwarded ? &*forwarded : nullptr,
-                          result.stats.forwarded, options, limits, instances, lap);
+  detail::ChosenPlan plan = detail::search_plan(
+      primaries, lowered, forwarded ? &*forwarded : nullptr, result.stats.forwarded, options,
+      limits, instances, &judge, judge_options.incumbent, lap);
   result.notes = std::move(plan.notes);
+  for (const std::string& line : judge.notes())
+    result.judged += (result.judged.empty() ? "" : "; ") + line;
+  result.candidates_predicted = judge.predictions();
+  result.candidates = std::move(plan.candidates);
+  if (!result.candidates.empty()) result.judged_sizes = judge.sizes();
   result.stats.fused = plan.fused;
   result.stats.forwarded = plan.forwarded;
   if (!plan.algorithm) {
@@ -174,8 +211,8 @@ std::string CompileResult::summary() const {
   return text;
 }
 
-CompileResult compile_unverified(const dsl::Program& program,
-                                 const std::function<void(std::string_view pass)>& on_pass) {
+CompileResult compile_unverified(const dsl::Program& program, const CompileOptions& options) {
+  const auto& on_pass = options.on_pass;
   const auto start = Clock::now();
   CompileResult result;
   auto pass_start = start;
@@ -191,7 +228,7 @@ CompileResult compile_unverified(const dsl::Program& program,
     return result;
   }
   try {
-    run_passes(program, *limits, result, lap);
+    run_passes(program, *limits, options.judge, result, lap);
   } catch (const CompileError& e) {
     result.errors.push_back(e.what());
   }
@@ -208,7 +245,7 @@ void verify(const dsl::Program& program, CompileResult& result, const cpu::Verif
 }
 
 CompileResult compile(const dsl::Program& program, const CompileOptions& options) {
-  CompileResult result = compile_unverified(program, options.on_pass);
+  CompileResult result = compile_unverified(program, options);
   if (options.on_pass && result.algorithm && result.errors.empty()) options.on_pass("verify");
   verify(program, result, options.verify);
   return result;

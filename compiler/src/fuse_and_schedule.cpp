@@ -7,8 +7,11 @@
 namespace weft::compiler::detail {
 
 Scheduled fuse_and_schedule(const InstructionDag& lowered, const InstructionDag* forwarded,
-                            const ForwardStats& forward_stats, bool fusion, const Lap& lap) {
+                            const ForwardStats& forward_stats, bool fusion, ScheduleOrder first,
+                            const Lap& lap, bool unbounded) {
   Scheduled out;
+  out.order = first;
+  out.unbounded = unbounded;
   out.forwarded = forward_stats;
   // Depth 2 first: what every runtime guarantees (docs/architecture.md §2.4); unbounded leaves
   // deadlock freedom to the executor's verdict.
@@ -21,12 +24,18 @@ Scheduled fuse_and_schedule(const InstructionDag& lowered, const InstructionDag*
   std::vector<Attempt> attempts;
   for (const bool forward : {true, false}) {
     if (!forward && !forwarded) break;
+    if (unbounded) {
+      // Only the order asked for: this schedule is a candidate beside the others, not a fallback.
+      if (fusion) attempts.push_back({forward, true, first, 0});
+      attempts.push_back({forward, false, first, 0});
+      continue;
+    }
     for (const int depth : {2, 0}) {
       if (fusion) {
-        attempts.push_back({forward, true, ScheduleOrder::CriticalPath, depth});
+        attempts.push_back({forward, true, first, depth});
         attempts.push_back({forward, true, ScheduleOrder::ProgramOrder, depth});
       }
-      attempts.push_back({forward, false, ScheduleOrder::CriticalPath, depth});
+      attempts.push_back({forward, false, first, depth});
       attempts.push_back({forward, false, ScheduleOrder::ProgramOrder, depth});
     }
   }
@@ -52,8 +61,7 @@ Scheduled fuse_and_schedule(const InstructionDag& lowered, const InstructionDag*
     }
     const std::string label = fmt::format(
         "schedule ({}{}, {}, FIFO depth {})", attempt.fused ? "fused" : "unfused",
-        attempt.forwarded || !forwarded ? "" : ", copies not forwarded",
-        attempt.order == ScheduleOrder::CriticalPath ? "critical path" : "program order",
+        attempt.forwarded || !forwarded ? "" : ", copies not forwarded", to_string(attempt.order),
         attempt.depth > 0 ? std::to_string(attempt.depth) : std::string("unbounded"));
     ScheduleFailure failure;
     out.schedule = schedule(out.dag, ScheduleOptions{attempt.order, attempt.depth}, &failure);
@@ -89,12 +97,29 @@ Scheduled fuse_and_schedule(const InstructionDag& lowered, const InstructionDag*
       out.schedule = schedule(out.dag, ScheduleOptions{attempt.order, attempt.depth}, &failure);
       lap("schedule");
     }
-    if (out.schedule) break;
+    if (out.schedule) {
+      out.fifo_depth = attempt.depth;
+      break;
+    }
     out.notes.push_back(fmt::format("{}: {}", label, failure.why));
     // The next attempt starts again from every fusion.
     built.reset();
   }
   return out;
+}
+
+bool same_schedule(const Scheduled& a, const Scheduled& b) {
+  if (!a.schedule || !b.schedule || a.dag.size() != b.dag.size()) return false;
+  if (a.schedule->order != b.schedule->order) return false;
+  for (std::size_t k = 0; k < a.dag.size(); ++k) {
+    const Instruction& x = a.dag.instructions[k];
+    const Instruction& y = b.dag.instructions[k];
+    if (x.type != y.type || x.rank != y.rank || x.srcoff != y.srcoff || x.dstoff != y.dstoff ||
+        x.send_to != y.send_to || x.recv_from != y.recv_from || x.operation != y.operation) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace weft::compiler::detail

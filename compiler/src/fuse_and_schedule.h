@@ -26,12 +26,24 @@ struct Scheduled {
   std::optional<Schedule> schedule;  // none: no order of messages between ranks holds
   FuseStats fused;
   ForwardStats forwarded;
-  std::vector<std::string> notes;  // each fallback taken, and why
+  std::vector<std::string> notes;                     // each fallback taken, and why
+  ScheduleOrder order = ScheduleOrder::CriticalPath;  // the order asked for first
+  // The FIFO depth the order keeps room for (schedule.h); 0: unbounded, so that deadlock freedom
+  // at depth 2 rests on the executor alone.
+  int fifo_depth = 2;
+  // Asked for unbounded: a candidate only where the executor shows it completes at depth 2.
+  bool unbounded = false;
 };
 
-// Fused and critical-path first; program order and no fusion are the fallbacks when the messages
-// between two ranks cannot keep one order.
+// Fused and in order `first` (critical path or level) first; program order and no fusion are the
+// fallbacks when the messages between two ranks cannot keep one order. `unbounded`: without the
+// FIFO depth 2 the order otherwise keeps room for (as msccl-tools orders: a send need not wait for
+// a receive between the same ranks); the result must then be shown to complete at depth 2.
 Scheduled fuse_and_schedule(const InstructionDag& lowered, const InstructionDag* forwarded,
-                            const ForwardStats& forward_stats, bool fusion, const Lap& lap);
+                            const ForwardStats& forward_stats, bool fusion, ScheduleOrder first,
+                            const Lap& lap, bool unbounded = false);
+
+// Whether two schedules are the same steps in the same order (the orders often agree).
+bool same_schedule(const Scheduled& a, const Scheduled& b);
 
 }  // namespace weft::compiler::detail

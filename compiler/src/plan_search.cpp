@@ -1,7 +1,10 @@
 #include "plan_search.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <deque>
+#include <limits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -10,6 +13,7 @@
 #include "weft/compiler/assign.h"
 #include "weft/compiler/data_chains.h"
 #include "weft/compiler/dependencies.h"
+#include "weft/compiler/error.h"
 #include "weft/compiler/schedule.h"
 
 namespace weft::compiler::detail {
@@ -170,33 +174,138 @@ struct Placed {
   bool paired_directions = false;
   dsl::Placement placement = dsl::Placement::Paired;
   const Scheduled* scheduled = nullptr;  // what was placed
+  std::vector<double> times;             // predicted at the judged sizes (judged_choice)
+  std::string description;               // order, placement and plan, for JudgedCandidate
 };
+
+std::string_view placement_name(dsl::Placement placement) {
+  switch (placement) {
+    case dsl::Placement::Paired:
+      return "paired directions";
+    case dsl::Placement::Separate:
+      return "separate directions";
+    case dsl::Placement::Msccl:
+      return "msccl-tools' placement";
+    case dsl::Placement::Auto:
+      break;
+  }
+  return "automatic placement";
+}
 
 class PlanSearch {
  public:
-  PlanSearch(const Scheduled& primary, const dsl::Options& options, const ir::LimitsProfile& limits,
-             int instances, const Lap& lap)
-      : primary_(primary),
+  PlanSearch(const dsl::Options& options, const ir::LimitsProfile& limits, int instances,
+             TimeJudge* judge, bool msccl_first, const Lap& lap)
+      : msccl_first_(msccl_first),
         options_(options),
         limits_(limits),
         instances_(instances),
         widest_(limits.max_channels / instances),
-        lap_(lap) {}
+        judge_(judge),
+        lap_(lap),
+        collecting_(judge != nullptr && judge->enabled()) {}
+
+  bool judging() const { return collecting_; }
+
+  // Whether `challenger` replaces `kept` as the search goes: by the critical-path rule of the
+  // call site (`by_path`). Where time judges, every candidate placed is also kept aside, and
+  // judged_choice() chooses among them all at the end.
+  static bool replaces(const Placed& challenger, const Placed& kept, bool by_path) {
+    if (!challenger.algo) return false;
+    if (!kept.algo) return true;
+    return by_path;
+  }
+
+  // The candidate predicted time chooses among every one placed, or none where time cannot judge
+  // (judging off, a candidate too large, no prediction). The first placed is the incumbent (the
+  // first order's narrowest plan: for a program that pinned its threadblocks or channels, what
+  // it pinned). Where the program pinned them, only candidates faster than the incumbent at
+  // every size may replace it. Among those eligible, the one whose worst size is closest to the
+  // best any candidate reaches at that size wins (its time over the best, the largest of these
+  // ratios), then the smaller mean of those ratios (geometric), then the first placed.
+  std::optional<Placed> judged_choice(bool pinned) {
+    if (!collecting_ || pool_.empty()) return std::nullopt;
+    // Nothing to judge where every candidate is the same schedule (one placement, one plan).
+    if (std::all_of(pool_.begin() + 1, pool_.end(),
+                    [&](const Placed& p) { return same_steps(*p.algo, *pool_.front().algo); })) {
+      return std::nullopt;
+    }
+    for (Placed& p : pool_) {
+      p.times = judge_->times(*p.algo);
+      if (p.times.empty()) return std::nullopt;
+    }
+    const std::size_t sizes = pool_.front().times.size();
+    std::vector<double> best(sizes, std::numeric_limits<double>::infinity());
+    for (const Placed& p : pool_) {
+      for (std::size_t i = 0; i < sizes; ++i) best[i] = std::min(best[i], p.times[i]);
+    }
+    std::size_t chosen = 0;
+    double chosen_worst = 0;
+    double chosen_mean = 0;
+    for (std::size_t k = 0; k < pool_.size(); ++k) {
+      if (k > 0 && pinned && !faster_everywhere(pool_[k].times, pool_.front().times)) continue;
+      double worst = 0;
+      double log_sum = 0;
+      for (std::size_t i = 0; i < sizes; ++i) {
+        const double ratio = pool_[k].times[i] / best[i];
+        worst = std::max(worst, ratio);
+        log_sum += std::log(ratio);
+      }
+      const double mean = std::exp(log_sum / static_cast<double>(sizes));
+      // Compared as printed (a ten-thousandth of the ratio): equal candidates keep the first.
+      const auto rounded = [](double x) { return std::llround(x * 1e4); };
+      if (k == 0 || rounded(worst) < rounded(chosen_worst) ||
+          (rounded(worst) == rounded(chosen_worst) && rounded(mean) < rounded(chosen_mean))) {
+        chosen = k;
+        chosen_worst = worst;
+        chosen_mean = mean;
+      }
+    }
+    for (std::size_t k = 0; k < pool_.size(); ++k) {
+      const Placed& p = pool_[k];
+      int threadblocks = 0;
+      for (const ir::Gpu& gpu : p.algo->gpus)
+        threadblocks += static_cast<int>(gpu.threadblocks.size());
+      judged_.push_back(JudgedCandidate{p.description, p.steps, threadblocks, p.algo->nchannels,
+                                        p.critical_path, p.times, k == chosen});
+    }
+    return std::move(pool_[chosen]);
+  }
+
+  // Every candidate judged_choice() chose among; empty where time did not judge.
+  std::vector<JudgedCandidate> take_judged() { return std::move(judged_); }
 
   // The narrowest channel plan that meets the limits profile: all unhinted traffic on one
   // channel first (or `plan`); then spread, by peer and by volume, as far as the violations ask.
-  Placed place(const Scheduled& s, dsl::Placement placement, ChannelPlan plan = {1, false, 1}) {
+  // `spreadable`: a schedule with unhinted traffic (the data-chain schedules hint every chain).
+  Placed place(const Scheduled& s, dsl::Placement placement, bool spreadable,
+               ChannelPlan plan = {1, false, 1}) {
     const InstructionDag& dag = s.dag;
     const Schedule& sched = *s.schedule;
     Placed placed;
     placed.placement = placement;
     placed.scheduled = &s;
+    const auto describe = [&](const ChannelPlan& used) {
+      return fmt::format("{} order{}, {}, {}", to_string(s.order),
+                         s.unbounded ? " (unbounded FIFOs)" : "", placement_name(placement),
+                         !spreadable        ? std::string("a channel per data chain")
+                         : used.spread <= 1 ? std::string("unhinted traffic on one channel")
+                                            : fmt::format("spread over {} channels", used.spread));
+    };
     // A pair's chains share a threadblock with the receives from the same peer and a few local
     // steps: about half the steps limit each.
     int per_channel = plan.spread > 1 ? plan.per_channel
                                       : std::max(1, (limits_.max_steps_per_threadblock - 4) / 2);
     for (int attempt = 0; attempt < 16; ++attempt) {
-      const Assignment assignment = assign(dag, sched, options_.threadblocks, plan, placement);
+      Assignment assignment;
+      try {
+        assignment = assign(dag, sched, options_.threadblocks, plan, placement);
+      } catch (const CompileError&) {
+        // msccl-tools' placement can need one threadblock for two connections that another step
+        // already split: not a candidate. The others report their errors.
+        if (placement != dsl::Placement::Msccl) throw;
+        return placed;
+      }
       Violation violation =
           check_limits(assignment.channels, shape_of(dag, assignment), limits_, instances_);
       lap_("assign");
@@ -210,12 +319,14 @@ class PlanSearch {
           placed.algo = std::move(candidate);
           placed.critical_path = critical_path(dag, sched, assignment);
           placed.paired_directions = assignment.paired_directions;
+          placed.description = describe(plan);
+          offer(placed);
           break;
         }
       }
       if (!placed.first_violation) placed.first_violation = violation;
-      if (&s != &primary_) break;   // every chain hinted: nothing to spread
-      if (!traffic().any()) break;  // hinted traffic: nothing to spread
+      if (!spreadable) break;        // every chain hinted: nothing to spread
+      if (!traffic(s).any()) break;  // hinted traffic: nothing to spread
       int spread = plan.spread;
       if (violation.kind == Violation::Kind::Steps && plan.spread > 1) {
         // Fewer chains of a pair per threadblock, in proportion to the excess.
@@ -227,102 +338,163 @@ class PlanSearch {
                  violation.kind != Violation::Kind::Connections) {
         break;  // more channels only make more threadblocks
       }
-      spread = std::max({spread, 2, traffic().channels_needed(limits_, per_channel)});
+      spread = std::max({spread, 2, traffic(s).channels_needed(limits_, per_channel)});
       if (spread > widest_) break;
       plan = ChannelPlan{spread, true, per_channel};
     }
     return placed;
   }
 
-  // Auto weighs a shorter critical path against fewer threadblocks: the paired placement
-  // unless separate directions make the path shorter (and meet the limits).
-  Placed place_both_ways(const Scheduled& s) {
+  // Auto weighs a shorter path against fewer threadblocks: the paired placement unless separate
+  // directions make the critical path shorter (and meet the limits). Where time judges, every
+  // placement is tried (msccl-tools' first when it is the incumbent) and judged_choice() decides.
+  Placed place_both_ways(const Scheduled& s, bool spreadable) {
     const dsl::Placement asked = options_.placement;
-    Placed placed = place(
-        s, asked == dsl::Placement::Separate ? dsl::Placement::Separate : dsl::Placement::Paired);
-    if (asked == dsl::Placement::Auto && options_.threadblocks == dsl::ThreadblockPolicy::Auto &&
-        (placed.paired_directions || !placed.algo)) {
-      Placed separate = place(s, dsl::Placement::Separate);
-      if (separate.algo && (!placed.algo || separate.critical_path < placed.critical_path)) {
-        placed = std::move(separate);
+    const bool automatic =
+        asked == dsl::Placement::Auto && options_.threadblocks == dsl::ThreadblockPolicy::Auto;
+    const dsl::Placement first =
+        !automatic     ? (asked == dsl::Placement::Auto ? dsl::Placement::Paired : asked)
+        : msccl_first_ ? dsl::Placement::Msccl
+                       : dsl::Placement::Paired;
+    Placed placed = place(s, first, spreadable);
+    if (!automatic) return placed;
+    for (const dsl::Placement other :
+         {dsl::Placement::Paired, dsl::Placement::Separate, dsl::Placement::Msccl}) {
+      if (other == first) continue;
+      // Unjudged, as before time judged: separate directions only where pairing happened.
+      if (!collecting_ &&
+          (other == dsl::Placement::Msccl ||
+           (first == dsl::Placement::Paired && placed.algo && !placed.paired_directions))) {
+        continue;
+      }
+      Placed candidate = place(s, other, spreadable);
+      if (replaces(candidate, placed, candidate.critical_path < placed.critical_path)) {
+        placed = std::move(candidate);
       }
     }
     return placed;
   }
 
-  // Wider plans of the primary schedule, each chain of a pair of ranks on the next channel: the
-  // shortest path wins, the narrower plan on a tie.
-  void try_wider_plans(Placed& placed) {
-    for (int spread = 2; traffic().any() && spread <= std::min(widest_, 32); spread *= 2) {
-      Placed wider = place(primary_, placed.placement, ChannelPlan{spread, true, 1});
-      if (wider.algo && wider.critical_path < placed.critical_path) placed = std::move(wider);
+  // Wider plans of a schedule, each chain of a pair of ranks on the next channel: kept when
+  // faster (unjudged: a shorter path), the narrower plan on a tie.
+  void try_wider_plans(const Scheduled& s, Placed& placed) {
+    for (int spread = 2; traffic(s).any() && spread <= std::min(widest_, 32); spread *= 2) {
+      Placed wider = place(s, placed.placement, true, ChannelPlan{spread, true, 1});
+      if (replaces(wider, placed, wider.critical_path < placed.critical_path)) {
+        placed = std::move(wider);
+      }
     }
   }
 
   // Each data chain on a channel of its own, from before fusion (data_chains.h), scheduled
-  // afresh: it wins with a shorter path, or the same path in fewer steps (more fusions kept).
+  // afresh in `order`: kept when faster (unjudged: a shorter path, or the same path in fewer
+  // steps, more fusions kept).
   void try_channel_per_data_chain(Placed& placed, const InstructionDag& lowered,
                                   const InstructionDag* forwarded,
-                                  const ForwardStats& forward_stats) {
-    std::optional<InstructionDag> chained =
-        channel_per_data_chain(forwarded ? *forwarded : lowered, widest_);
-    if (!chained) return;
-    std::optional<InstructionDag> chained_lowered;
-    if (forwarded) chained_lowered = channel_per_data_chain(lowered, widest_);
-    lap_("data chains");
-    by_chain_ = forwarded
-                    ? fuse_and_schedule(chained_lowered ? *chained_lowered : lowered, &*chained,
-                                        forward_stats, options_.fusion, lap_)
-                    : fuse_and_schedule(*chained, nullptr, forward_stats, options_.fusion, lap_);
-    if (!by_chain_->schedule) return;
-    Placed chain_placed = place_both_ways(*by_chain_);
-    if (chain_placed.algo && (!placed.algo || chain_placed.critical_path < placed.critical_path ||
-                              (chain_placed.critical_path == placed.critical_path &&
-                               chain_placed.steps < placed.steps))) {
+                                  const ForwardStats& forward_stats, ScheduleOrder order) {
+    if (!chained_) {
+      chained_ = channel_per_data_chain(forwarded ? *forwarded : lowered, widest_);
+      if (!*chained_) return;
+      if (forwarded) chained_lowered_ = channel_per_data_chain(lowered, widest_);
+      lap_("data chains");
+    }
+    if (!*chained_) return;
+    const Scheduled& by_chain = by_chain_.emplace_back(
+        forwarded
+            ? fuse_and_schedule(chained_lowered_ ? *chained_lowered_ : lowered, &**chained_,
+                                forward_stats, options_.fusion, order, lap_)
+            : fuse_and_schedule(**chained_, nullptr, forward_stats, options_.fusion, order, lap_));
+    if (!by_chain.schedule) return;
+    for (auto it = by_chain_.begin(); &*it != &by_chain; ++it) {
+      if (same_schedule(*it, by_chain)) return;  // the other order made the same
+    }
+    Placed chain_placed = place_both_ways(by_chain, false);
+    if (replaces(chain_placed, placed,
+                 chain_placed.critical_path < placed.critical_path ||
+                     (chain_placed.critical_path == placed.critical_path &&
+                      chain_placed.steps < placed.steps))) {
       placed = std::move(chain_placed);
     }
   }
 
  private:
-  // Counted once, on the primary schedule, the first time a plan is to be widened: the other
-  // schedule has every chain hinted, so none of it is spread.
-  const UnhintedTraffic& traffic() {
-    if (!traffic_) traffic_.emplace(primary_.dag);
-    return *traffic_;
+  // A copy of a placed candidate for judged_choice(), while every candidate so far can be
+  // predicted: one above the judge's steps limit ends the collection (the critical path then
+  // decides alone, and large programs keep no copies).
+  void offer(const Placed& p) {
+    if (!collecting_) return;
+    if (p.scheduled->unbounded && !judge_->completes_at_depth_two(*p.algo)) return;
+    if (!judge_->within_limit(*p.algo)) {
+      collecting_ = false;
+      pool_.clear();
+      return;
+    }
+    pool_.push_back(p);
   }
 
-  const Scheduled& primary_;
+  // Counted once per schedule, the first time a plan of it is to be widened.
+  const UnhintedTraffic& traffic(const Scheduled& s) {
+    for (const auto& [of, counted] : traffic_) {
+      if (of == &s) return counted;
+    }
+    return traffic_.emplace_back(&s, UnhintedTraffic(s.dag)).second;
+  }
+
+  const bool msccl_first_;  // msccl-tools' choices are the incumbent's (Incumbent::Msccl)
   const dsl::Options& options_;
   const ir::LimitsProfile& limits_;
   const int instances_;
   const int widest_;  // channels one instance may use
+  TimeJudge* judge_;
   const Lap& lap_;
-  std::optional<UnhintedTraffic> traffic_;
-  std::optional<Scheduled> by_chain_;  // the data-chain schedule, once made
+  bool collecting_;
+  std::vector<Placed> pool_;  // every candidate placed, in order, while time may judge
+  std::vector<JudgedCandidate> judged_;
+  std::deque<std::pair<const Scheduled*, UnhintedTraffic>> traffic_;
+  // The DAGs with one channel per data chain (made once), and their schedules, one per order.
+  std::optional<std::optional<InstructionDag>> chained_;
+  std::optional<InstructionDag> chained_lowered_;
+  std::deque<Scheduled> by_chain_;
 };
 
 }  // namespace
 
-ChosenPlan search_plan(const Scheduled& primary, const InstructionDag& lowered,
-                       const InstructionDag* forwarded, const ForwardStats& forward_stats,
-                       const dsl::Options& options, const ir::LimitsProfile& limits, int instances,
-                       const Lap& lap) {
-  PlanSearch search(primary, options, limits, instances, lap);
-  Placed placed = search.place_both_ways(primary);
-  // Under the manual threadblock policy the user placed the threadblocks, and their channels
-  // with them: nothing wider to try.
-  if (options.channel_policy == dsl::ChannelPolicy::ShortestPath &&
-      options.threadblocks == dsl::ThreadblockPolicy::Auto) {
-    if (placed.algo) search.try_wider_plans(placed);
-    search.try_channel_per_data_chain(placed, lowered, forwarded, forward_stats);
+ChosenPlan search_plan(const std::vector<const Scheduled*>& primaries,
+                       const InstructionDag& lowered, const InstructionDag* forwarded,
+                       const ForwardStats& forward_stats, const dsl::Options& options,
+                       const ir::LimitsProfile& limits, int instances, TimeJudge* judge,
+                       Incumbent incumbent, const Lap& lap) {
+  PlanSearch search(options, limits, instances, judge, incumbent == Incumbent::Msccl, lap);
+  // What the program pinned (its threadblocks, or channels) is the incumbent's; another
+  // candidate replaces it only when faster at every size.
+  bool pinned = options.threadblocks == dsl::ThreadblockPolicy::Manual;
+  for (const Instruction& ins : lowered.instructions) pinned = pinned || ins.channel >= 0;
+  std::optional<Placed> kept;
+  for (const Scheduled* primary : primaries) {
+    // A schedule made without room for FIFO depth 2 is judged only with the executor's word that
+    // it completes there (offer()); the critical path alone never keeps it.
+    if (primary->unbounded && !search.judging()) continue;
+    Placed placed = search.place_both_ways(*primary, true);
+    // Under the manual threadblock policy the user placed the threadblocks, and their channels
+    // with them: nothing wider to try.
+    if (options.channel_policy == dsl::ChannelPolicy::ShortestPath &&
+        options.threadblocks == dsl::ThreadblockPolicy::Auto) {
+      if (placed.algo) search.try_wider_plans(*primary, placed);
+      search.try_channel_per_data_chain(placed, lowered, forwarded, forward_stats, primary->order);
+    }
+    if (primary->unbounded) continue;
+    if (!kept || PlanSearch::replaces(placed, *kept, placed.critical_path < kept->critical_path))
+      kept = std::move(placed);
   }
+  if (std::optional<Placed> judged = search.judged_choice(pinned)) kept = std::move(judged);
   ChosenPlan chosen;
   // Copied out before `search` (which may hold the placed schedule) goes.
-  chosen.notes = placed.scheduled->notes;
-  chosen.fused = placed.scheduled->fused;
-  chosen.forwarded = placed.scheduled->forwarded;
-  chosen.algorithm = std::move(placed.algo);
-  if (!chosen.algorithm) chosen.violation = placed.first_violation.text;
+  chosen.notes = kept->scheduled->notes;
+  chosen.fused = kept->scheduled->fused;
+  chosen.forwarded = kept->scheduled->forwarded;
+  chosen.candidates = search.take_judged();
+  chosen.algorithm = std::move(kept->algo);
+  if (!chosen.algorithm) chosen.violation = kept->first_violation.text;
   return chosen;
 }
 

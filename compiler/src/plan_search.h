@@ -3,14 +3,20 @@
 // receives with one peer share a threadblock (dsl::Placement). Neither changes what is computed,
 // but a plan that is too narrow breaks the limits profile (too many steps per threadblock, too
 // many connections per channel) and one that is too wide wastes threadblocks, while the placement
-// trades threadblocks for a shorter critical path. No single rule picks well for every algorithm,
-// so the search assigns, resolves dependencies and checks the limits for each candidate it tries:
+// trades threadblocks for a shorter path. No single rule picks well for every algorithm, so the
+// search assigns, resolves dependencies and checks the limits for each candidate it tries:
 //
 //   - the narrowest plan first, widened as far as its violations ask (and no further);
-//   - under Placement::Auto, separate directions as well, kept only for a shorter critical path;
+//   - under Placement::Auto, separate directions as well;
 //   - under ChannelPolicy::ShortestPath, wider plans of the same schedule and a schedule with one
-//     channel per data chain (data_chains.h), kept where they shorten the critical path (the
-//     data-chain plan also on a tie with fewer steps).
+//     channel per data chain (data_chains.h);
+//   - each of these for every schedule given (the orders of schedule.h).
+//
+// A candidate replaces the one kept so far when the time judge (time_judge.h) predicts it no
+// slower at every judged size and faster at one; where a program pinned its threadblocks or
+// channels, only when it is faster at every size. Where time cannot judge (judging off, a
+// candidate too large to predict), the critical path in steps decides as it always did: a
+// shorter path wins (the data-chain plan also on a tie with fewer steps).
 #pragma once
 
 #include <optional>
@@ -18,9 +24,11 @@
 #include <vector>
 
 #include "fuse_and_schedule.h"
+#include "time_judge.h"
 #include "weft/compiler/forward.h"
 #include "weft/compiler/fuse.h"
 #include "weft/compiler/instruction_dag.h"
+#include "weft/compiler/judge.h"
 #include "weft/dsl/options.h"
 #include "weft/ir/ir.h"
 #include "weft/ir/validate.h"
@@ -35,14 +43,18 @@ struct ChosenPlan {
   std::vector<std::string> notes;
   FuseStats fused;
   ForwardStats forwarded;
+  std::vector<JudgedCandidate> candidates;  // where time judged: every one, the kept one marked
 };
 
-// `primary` is the schedule of `lowered` (and of its forwarded copies `forwarded`, null when
-// nothing was forwarded, as `forward_stats` counts them); the search schedules the data-chain plan
-// from the same two DAGs. `instances` copies of the result must fit the limits together.
-ChosenPlan search_plan(const Scheduled& primary, const InstructionDag& lowered,
-                       const InstructionDag* forwarded, const ForwardStats& forward_stats,
-                       const dsl::Options& options, const ir::LimitsProfile& limits, int instances,
-                       const Lap& lap);
+// `primaries` are schedules of `lowered` (and of its forwarded copies `forwarded`, null when
+// nothing was forwarded, as `forward_stats` counts them), in the order the incumbent is chosen
+// (the first that meets the limits) and then challenged; the search schedules the data-chain
+// plan from the same two DAGs in each primary's order. `instances` copies of the result must fit
+// the limits together. `judge` may be null (the critical path decides).
+ChosenPlan search_plan(const std::vector<const Scheduled*>& primaries,
+                       const InstructionDag& lowered, const InstructionDag* forwarded,
+                       const ForwardStats& forward_stats, const dsl::Options& options,
+                       const ir::LimitsProfile& limits, int instances, TimeJudge* judge,
+                       Incumbent incumbent, const Lap& lap);
 
 }  // namespace weft::compiler::detail

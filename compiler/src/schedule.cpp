@@ -10,6 +10,32 @@
 
 namespace weft::compiler {
 
+std::string_view to_string(ScheduleOrder order) {
+  switch (order) {
+    case ScheduleOrder::CriticalPath:
+      return "critical path";
+    case ScheduleOrder::ProgramOrder:
+      return "program order";
+    case ScheduleOrder::Level:
+      return "level";
+  }
+  return "?";
+}
+
+std::vector<int> instruction_levels(const InstructionDag& dag) {
+  // One forward sweep: program order is topological, and a receive comes after its send.
+  std::vector<int> level(dag.size(), 0);
+  for (std::size_t k = 0; k < dag.size(); ++k) {
+    int l = 0;
+    for (const int d : dag.dependencies(static_cast<int>(k)))
+      l = std::max(l, level[static_cast<std::size_t>(d)] + 1);
+    const int from = dag.instructions[k].recv_from;
+    if (from >= 0) l = std::max(l, level[static_cast<std::size_t>(from)] + 1);
+    level[k] = l;
+  }
+  return level;
+}
+
 std::optional<Schedule> schedule(const InstructionDag& dag, const ScheduleOptions& options,
                                  std::string* why) {
   if (!why) return schedule(dag, options, static_cast<ScheduleFailure*>(nullptr));
@@ -39,6 +65,9 @@ std::optional<Schedule> schedule(const InstructionDag& dag, const ScheduleOption
       if (q < p) q = p;
     }
   }
+
+  const std::vector<int> level =
+      order == ScheduleOrder::Level ? instruction_levels(dag) : std::vector<int>{};
 
   // Successors and the number of predecessors still to be scheduled.
   std::vector<int> succ_begin(n + 1, 0);
@@ -107,11 +136,25 @@ std::optional<Schedule> schedule(const InstructionDag& dag, const ScheduleOption
   }
   int highest = 0;
   std::priority_queue<int, std::vector<int>, std::greater<>> by_index;
+  // Level order: (level, longest path to a sink, index), smallest level first.
+  auto level_later = [&](int a, int b) {
+    const auto ua = static_cast<std::size_t>(a);
+    const auto ub = static_cast<std::size_t>(b);
+    if (level[ua] != level[ub]) return level[ua] > level[ub];
+    if (result.priority[ua] != result.priority[ub])
+      return result.priority[ua] < result.priority[ub];
+    return a > b;
+  };
+  std::priority_queue<int, std::vector<int>, decltype(level_later)> by_level(level_later);
   std::size_t ready_count = 0;
   auto push = [&](std::size_t k) {
     ++ready_count;
     if (order == ScheduleOrder::ProgramOrder) {
       by_index.push(static_cast<int>(k));
+      return;
+    }
+    if (order == ScheduleOrder::Level) {
+      by_level.push(static_cast<int>(k));
       return;
     }
     const int q = result.priority[k];
@@ -123,6 +166,11 @@ std::optional<Schedule> schedule(const InstructionDag& dag, const ScheduleOption
     if (order == ScheduleOrder::ProgramOrder) {
       const int k = by_index.top();
       by_index.pop();
+      return static_cast<std::size_t>(k);
+    }
+    if (order == ScheduleOrder::Level) {
+      const int k = by_level.top();
+      by_level.pop();
       return static_cast<std::size_t>(k);
     }
     while (bucket_head[static_cast<std::size_t>(highest)] ==

@@ -1,12 +1,16 @@
 // Programs and views of compiled IR shared by the compiler tests.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "weft/compiler/compiler.h"
 #include "weft/dsl/dsl.h"
 #include "weft/ir/ir.h"
+#include "weft/predict/simulator.h"
+#include "weft/predict/topology.h"
 
 namespace weft::test {
 
@@ -45,6 +49,26 @@ inline int count_steps(const ir::Algorithm& algo, ir::StepType type) {
     }
   }
   return count;
+}
+
+// Predicted times (µs) at `sizes` on the machine the compiler judges on by default: a100-nvswitch,
+// the ranks on one node (at most 8 ranks here). Empty when the simulator refuses.
+inline std::vector<double> predicted(const ir::Algorithm& algo,
+                                     const std::vector<std::uint64_t>& sizes,
+                                     std::optional<bool> in_place = std::nullopt) {
+  predict::TopologyResult loaded = predict::load_topology({"a100-nvswitch", 1, algo.ngpus});
+  if (!loaded.topology) return {};
+  const predict::Simulator simulator(algo, *loaded.topology);
+  std::vector<double> times;
+  for (const std::uint64_t bytes : sizes) {
+    predict::SimulationOptions options;
+    options.bytes = bytes;
+    options.in_place = in_place;
+    const predict::SimulationResult r = simulator.run(options);
+    if (!r.ok()) return {};
+    times.push_back(r.time_us);
+  }
+  return times;
 }
 
 // Light verification for tests: one chunk size, two tiles, both depths, one seed.

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "weft/algorithms/library.h"
 #include "weft/compiler/compiler.h"
@@ -212,19 +213,23 @@ TEST_CASE("On NVSwitch machines all-pairs beats the ring on small calls and lose
   }
 }
 
-TEST_CASE("All-pairs with --chunks reduces side by side on large calls") {
+TEST_CASE("All-pairs with a chunk per rank (the default) reduces side by side on large calls") {
   // Chunk j's reductions start from another peer than chunk j+1's, so the threadblocks that
-  // received them reduce at once; one chain through them (as before) made --chunks no faster.
+  // received them reduce at once. With one chunk per rank block, each rank's reductions are one
+  // chain: the allreduce is then far slower; the reduce-scatter, with separate directions (which
+  // the compiler's time judge keeps), about as fast.
   const predict::Topology topo = topology("a100-nvswitch");
   for (const char* name : {"allreduce_allpairs", "reducescatter_allpairs"}) {
     dsl::AlgorithmParams params;
     params.ranks = 8;
     params.protocol = ir::Protocol::LL;
+    params.chunks = 1;
     const double whole = simulate(library_algorithm(name, params), topo, 256ull << 20);
-    params.chunks = 4;
+    params.chunks = 0;  // the default: 8 on 8 ranks
     const double split = simulate(library_algorithm(name, params), topo, 256ull << 20);
-    INFO(name << " at 256 MB: --chunks 1 " << whole << " us, --chunks 4 " << split << " us");
-    CHECK(split * 2 < whole);
+    INFO(name << " at 256 MB: --chunks 1 " << whole << " us, default " << split << " us");
+    CHECK(split <= whole);
+    if (std::string_view(name) == "allreduce_allpairs") CHECK(split * 2 < whole);
   }
 }
 

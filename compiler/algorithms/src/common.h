@@ -1,6 +1,8 @@
 // Small helpers shared by the library's algorithms.
 #pragma once
 
+#include <algorithm>
+
 #include "weft/dsl/buffer.h"
 #include "weft/dsl/registry.h"
 
@@ -20,6 +22,11 @@ inline bool in_place_or(const dsl::AlgorithmParams& params, bool fallback) {
 
 inline int chunks_or(const dsl::AlgorithmParams& params, int fallback) {
   return params.chunks > 0 ? params.chunks : fallback;
+}
+
+// The all-pairs algorithms' default chunks per rank block: one per rank, at most 8.
+inline int allpairs_chunks(int ranks) {
+  return std::clamp(ranks, 1, 8);
 }
 
 }  // namespace weft::algorithms::detail

@@ -35,7 +35,8 @@ Program reducescatter_ring(const AlgorithmParams& params) {
 
 Program reducescatter_allpairs(const AlgorithmParams& params) {
   const int n = params.ranks;
-  const int c = detail::chunks_or(params, 1);
+  // By default as allreduce_allpairs: one chunk per rank, up to 8, reduced side by side.
+  const int c = detail::chunks_or(params, detail::allpairs_chunks(n));
   const bool in_place = detail::in_place_or(params, true);
   Program p("reducescatter_allpairs", dsl::Collective::reducescatter(n, c, in_place),
             params.options());

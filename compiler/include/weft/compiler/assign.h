@@ -46,7 +46,8 @@ struct Assignment {
   bool paired_directions = false;
 };
 
-// `placement`: Paired or Separate (dsl::Placement; Auto is the pipeline's choice between them).
+// `placement`: Paired, Separate or Msccl (dsl::Placement; Auto is the pipeline's choice among
+// them).
 Assignment assign(const InstructionDag& dag, const Schedule& schedule,
                   dsl::ThreadblockPolicy policy, const ChannelPlan& plan,
                   dsl::Placement placement = dsl::Placement::Paired);

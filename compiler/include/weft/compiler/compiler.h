@@ -17,6 +17,7 @@
 
 #include "weft/compiler/forward.h"
 #include "weft/compiler/fuse.h"
+#include "weft/compiler/judge.h"
 #include "weft/compiler/verify.h"
 #include "weft/cpu/verify.h"
 #include "weft/dsl/program.h"
@@ -31,6 +32,8 @@ struct CompileOptions {
   // Hears the name of each pass as it ends ("lower", "schedule", ...), then "verify" as the
   // executor sweep begins: for a progress line on large programs. Not called when unset.
   std::function<void(std::string_view pass)> on_pass;
+  // Where legal schedules differ, predicted time on this machine decides (judge.h).
+  JudgeOptions judge;
 };
 
 struct CompileStats {
@@ -49,6 +52,14 @@ struct CompileResult {
   std::optional<ir::Algorithm> algorithm;  // present once emitted and valid
   std::vector<std::string> errors;         // why there is no (verified) algorithm
   std::vector<std::string> notes;          // fallbacks the passes took
+  // How the schedule was chosen: "judged by predicted time on 'a100-nvswitch' (1 node(s) × 8
+  // GPUs)", or why the critical path judged instead; empty when there was nothing to judge.
+  std::string judged;
+  int candidates_predicted = 0;  // distinct candidates the simulator predicted
+  // Every candidate time judged, in the order they were placed (the first is the incumbent), and
+  // the sizes they were predicted at; empty where time did not judge.
+  std::vector<JudgedCandidate> candidates;
+  std::vector<std::uint64_t> judged_sizes;
   bool verified = false;
   VerificationResult verification;
   CompileStats stats;
@@ -64,8 +75,8 @@ struct CompileResult {
 };
 
 // Everything up to emit: no executor run, so never written to a file. For benchmarks and tests.
-CompileResult compile_unverified(const dsl::Program& program,
-                                 const std::function<void(std::string_view pass)>& on_pass = {});
+// Of `options`, the verify sweep is not used.
+CompileResult compile_unverified(const dsl::Program& program, const CompileOptions& options = {});
 // The executor sweep on an emitted result; sets verified, verification and verify_seconds.
 void verify(const dsl::Program& program, CompileResult& result,
             const cpu::VerifyOptions& options = {});

@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "weft/compiler/instruction_dag.h"
@@ -19,7 +20,17 @@ namespace weft::compiler {
 enum class ScheduleOrder {
   CriticalPath,  // longest path to a sink first, ties in program order
   ProgramOrder,  // as recorded
+  // Level by level: fewest instructions from a source first (a chunk's first hop before any
+  // second hop), ties by the longest path to a sink, then program order. The order MSCCLang's
+  // own compiler gives, which keeps a threadblock's receives ahead of the reductions that wait
+  // for other threadblocks' receives.
+  Level,
 };
+std::string_view to_string(ScheduleOrder order);  // "critical path", "program order", "level"
+
+// Per instruction, the longest path (in instructions) from a source: dependencies and messages.
+// What the level order sorts by first (msccl-tools' chunk step).
+std::vector<int> instruction_levels(const InstructionDag& dag);
 
 struct Schedule {
   std::vector<int> order;     // instruction indices, first to last

@@ -22,6 +22,15 @@ def main(argv=None):
                         help="largest call (bytes) the algorithm is for; 0: unbounded (maxBytes)")
     parser.add_argument("--seeds", type=int, default=0, metavar="K",
                         help="interleavings the executor tries per case (default: Weft's)")
+    parser.add_argument("-t", "--topology", default="", metavar="T",
+                        help="the machine whose predicted times choose among legal schedules: a "
+                        "preset (a100-nvswitch, h100-nvswitch, ...) or an NCCL topology XML "
+                        "(default: a100-nvswitch)")
+    parser.add_argument("--nodes", type=int, default=0, metavar="N",
+                        help="copies of that machine (default: ranks over the GPUs per node)")
+    parser.add_argument("--gpus-per-node", type=int, default=0, metavar="G",
+                        help="GPUs used per node (default: as many of the machine's as divide "
+                        "the ranks)")
     parser.add_argument("--info", action="store_true",
                         help="after each XML(), print to stderr what `weftc info` reports (steps, "
                         "critical path, threadblocks, channels), and after each Check() its answer")
@@ -30,6 +39,8 @@ def main(argv=None):
     options = parser.parse_args(argv)
     if options.min_bytes < 0 or options.max_bytes < 0:
         parser.error("--min-bytes and --max-bytes must not be negative")
+    if options.nodes < 0 or options.gpus_per_node < 0:
+        parser.error("--nodes and --gpus-per-node must not be negative")
     if options.max_bytes and options.min_bytes > options.max_bytes:
         parser.error(f"--min-bytes {options.min_bytes} is above --max-bytes {options.max_bytes}")
 
@@ -43,6 +54,8 @@ def main(argv=None):
 
     settings = run_settings.Settings(limits=options.limits, min_bytes=options.min_bytes,
                                      max_bytes=options.max_bytes, seeds=options.seeds,
+                                     topology=options.topology, nodes=options.nodes,
+                                     gpus_per_node=options.gpus_per_node,
                                      on_result=report if options.info else None,
                                      on_check=checked if options.info else None)
     return run(options.script, options.args, settings)

@@ -64,7 +64,12 @@ class Replay:
                     dst.reduce(src, hints)
         except _weft.DslError as e:
             return None, str(e)
-        result = _weft.compile(program, settings.current.seeds)
+        # What msccl-tools would make of the program is the incumbent: Weft's alternatives replace
+        # it only where predicted faster (docs/compiler.md, "Judged by time").
+        current = settings.current
+        result = _weft.compile(program, current.seeds, msccl_incumbent=True,
+                               topology=current.topology, nodes=current.nodes,
+                               gpus_per_node=current.gpus_per_node)
         if result.ok:
             return result, ""
         return result, result.error_text()

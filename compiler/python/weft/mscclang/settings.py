@@ -11,6 +11,11 @@ class Settings:
     min_bytes: int = 0
     max_bytes: int = 0  # 0: unbounded
     seeds: int = 0  # executor seeds per case; 0: Weft's default
+    # The machine predicted time judges schedules on: a preset or an NCCL topology file (empty:
+    # a100-nvswitch), nodes and GPUs per node (0: from the program's ranks).
+    topology: str = ""
+    nodes: int = 0
+    gpus_per_node: int = 0
     # When set, XML() also hands its CompileResult here, and Check() its answer (the runner's
     # --info prints them).
     on_result: object = None

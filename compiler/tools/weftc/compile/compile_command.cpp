@@ -17,6 +17,7 @@
 #include "weft/compiler/compiler.h"
 #include "weft/dsl/error.h"
 #include "weft/ir/host_memory.h"
+#include "weft/predict/topology.h"
 
 namespace weft::weftc {
 
@@ -39,6 +40,11 @@ struct CompileArgs {
   std::string profile = "msccl";
   std::string placement = "auto";
   std::string channel_policy = "fewest";
+  // The machine predicted time judges schedules on (weft/compiler/judge.h).
+  std::string topology = "a100-nvswitch";
+  int judge_nodes = 0;
+  bool no_judge = false;
+  bool candidates = false;  // --candidates: print every candidate time judged
   int seeds = 3;
   std::string output;
   std::vector<std::string> load;
@@ -52,6 +58,36 @@ constexpr std::uint64_t kBytesPerOperation = 1536;
 int compile_within(const CompileArgs& args, const dsl::AlgorithmInfo& info_ref,
                    const dsl::AlgorithmParams& params, const MemoryCap& cap,
                    const std::string& ways);
+
+// "64K", "4M", as nccl-tests and --minbytes write sizes.
+std::string size_label(std::uint64_t bytes) {
+  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return fmt::format("{}M", bytes >> 20);
+  if (bytes >= (1u << 10) && bytes % (1u << 10) == 0) return fmt::format("{}K", bytes >> 10);
+  return fmt::format("{}", bytes);
+}
+
+// The candidates time judged, one per line: predicted microseconds at each judged size, and the
+// kept one marked.
+void print_candidates(const compiler::CompileResult& result) {
+  if (result.candidates.empty()) {
+    fmt::print("  candidates: none judged by time{}\n",
+               result.judged.empty() ? " (every candidate was the same schedule)" : "");
+    return;
+  }
+  std::string header =
+      fmt::format("  {:1} {:>6} {:>5} {:>4} {:>4}", "", "steps", "tbs", "ch", "path");
+  for (const std::uint64_t bytes : result.judged_sizes)
+    header += fmt::format(" {:>10}", size_label(bytes) + " us");
+  fmt::print("{}  candidate\n", header);
+  for (const compiler::JudgedCandidate& c : result.candidates) {
+    std::string line = fmt::format("  {:1} {:>6} {:>5} {:>4} {:>4}", c.kept ? "*" : "", c.steps,
+                                   c.threadblocks, c.channels, c.critical_path);
+    for (const double t : c.times_us) line += fmt::format(" {:>10.2f}", t);
+    fmt::print("{}  {}\n", line, c.description);
+  }
+  fmt::print(
+      "  (*: kept; one instance's steps, threadblocks and channels; predicted, not measured)\n");
+}
 
 int run_compile(const CompileArgs& args) {
   KnownAlgorithms known;
@@ -101,6 +137,7 @@ int run_compile(const CompileArgs& args) {
   params.limits = args.profile;
   params.placement = args.placement == "paired"     ? dsl::Placement::Paired
                      : args.placement == "separate" ? dsl::Placement::Separate
+                     : args.placement == "msccl"    ? dsl::Placement::Msccl
                                                     : dsl::Placement::Auto;
   params.channel_policy = args.channel_policy == "shortest-path" ? dsl::ChannelPolicy::ShortestPath
                                                                  : dsl::ChannelPolicy::Fewest;
@@ -165,6 +202,15 @@ int compile_within(const CompileArgs& args, const dsl::AlgorithmInfo& info_ref,
                ir::human_bytes(kBytesPerOperation), cap.describe(), ways);
     return kFailed;
   }
+  if (!args.no_judge) {
+    // A machine that does not load is the user's mistake, not a reason to judge otherwise.
+    const predict::TopologyResult machine = predict::load_topology({args.topology, 1, 0});
+    if (!machine.topology) {
+      fmt::print(stderr, "weftc compile: --topology {}: {}", args.topology,
+                 machine.diagnostics.str());
+      return kBadInput;
+    }
+  }
   compiler::CompileOptions options;
   options.verify.seeds = args.seeds;
   // A case whose first, race-checked run passes is proven for every interleaving; more seeds
@@ -172,6 +218,12 @@ int compile_within(const CompileArgs& args, const dsl::AlgorithmInfo& info_ref,
   // FIFO depth holds at every smaller one (derive_race_freedom).
   options.verify.skip_proven_seeds = true;
   options.verify.derive_race_freedom = true;
+  options.judge.enabled = !args.no_judge;
+  options.judge.topology = args.topology;
+  // A hierarchical shape is the machine's: its nodes of that many GPUs.
+  options.judge.nodes = args.judge_nodes > 0 ? args.judge_nodes : params.nodes;
+  options.judge.gpus_per_node =
+      params.nodes > 0 && args.judge_nodes == 0 ? params.gpus_per_node : 0;
   if (progress.enabled()) {
     progress.set("the first pass");
     options.on_pass = [&progress](std::string_view pass) {
@@ -200,6 +252,13 @@ int compile_within(const CompileArgs& args, const dsl::AlgorithmInfo& info_ref,
     }
     fmt::print("  fused: {} rcs, {} rrcs, {} rrs; compiled in {:.3f} s\n", s.fused.rcs,
                s.fused.rrcs, s.fused.rrs, result.compile_seconds);
+    if (!result.judged.empty()) {
+      fmt::print("  {}{}\n", result.judged,
+                 result.candidates_predicted > 1
+                     ? fmt::format(": the fastest of {} candidates", result.candidates_predicted)
+                     : std::string());
+    }
+    if (args.candidates) print_candidates(result);
   }
   if (!result.ok()) {
     fmt::print(stderr, "weftc compile: {}: error: {}", args.name, result.error_text());
@@ -255,9 +314,10 @@ void add_compile_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--placement", args->placement,
                   "threadblocks for sends and receives with the same peer: paired (fewer "
-                  "threadblocks), separate (one per direction) or auto (separate only where it "
-                  "shortens the critical path)")
-      ->check(CLI::IsMember({"auto", "paired", "separate"}))
+                  "threadblocks), separate (one per direction), msccl (as msccl-tools places them) "
+                  "or auto (the fastest predicted; unjudged, separate only where it shortens the "
+                  "critical path)")
+      ->check(CLI::IsMember({"auto", "paired", "separate", "msccl"}))
       ->capture_default_str();
   cmd->add_option("--channel-policy", args->channel_policy,
                   "how far unhinted traffic spreads over channels: fewest (as far as the limits "
@@ -265,6 +325,18 @@ void add_compile_command(CLI::App& app, int& exit_code) {
                   "path, as msccl-tools' automatic channels do)")
       ->check(CLI::IsMember({"fewest", "shortest-path"}))
       ->capture_default_str();
+  cmd->add_option("-t,--topology", args->topology,
+                  "the machine whose predicted times choose among legal schedules: a preset or "
+                  "an NCCL topology XML, as weftc simulate reads it")
+      ->capture_default_str();
+  cmd->add_option("--judge-nodes", args->judge_nodes,
+                  "copies of that machine (default: the algorithm's --nodes, else the ranks over "
+                  "the machine's GPUs)")
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_flag("--no-judge", args->no_judge,
+                "choose schedules by critical path in steps, without predicting them");
+  cmd->add_flag("--candidates", args->candidates,
+                "print every candidate schedule time judged, with its predicted times");
   cmd->add_option("--max-memory", args->max_memory,
                   "memory weftc may take, e.g. 8G (default: nine tenths of what the machine has "
                   "available); a program that needs more is refused with the figure");

@@ -16,8 +16,12 @@ enum class ThreadblockPolicy { Auto, Manual };
 // Paired puts a send to rank q and a receive from rank q on one threadblock (fewer threadblocks,
 // as NCCL's p2p does); Separate gives each direction its own, so that a receive never waits
 // behind a send of the same threadblock (or a send behind a receive); Auto compiles both and
-// keeps Separate only where it shortens the critical path.
-enum class Placement { Auto, Paired, Separate };
+// keeps Separate only where it shortens the critical path (where the compiler judges by time,
+// tries every placement and keeps the fastest). Msccl places as msccl-tools' automatic policy
+// does: directions apart, and each local step (copy, reduce) on the threadblock of its channel
+// whose latest step is earliest in the level order (schedule.h), a threadblock of its own where
+// its channel has none yet.
+enum class Placement { Auto, Paired, Separate, Msccl };
 
 // How `instances` copies lay out their chunks: Interleaved puts instance i of chunk k at
 // k·instances + i (MSCCL's default); Blocked keeps each instance's chunks of one rank block

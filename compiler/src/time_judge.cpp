@@ -1,0 +1,201 @@
+#include "time_judge.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "weft/compiler/emit.h"
+#include "weft/compiler/verify.h"
+#include "weft/cpu/cpu_executor.h"
+#include "weft/predict/simulator.h"
+#include "weft/predict/topology.h"
+
+namespace weft::compiler {
+
+std::vector<std::uint64_t> judged_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes) {
+  constexpr std::uint64_t kSizes[] = {64ull << 10, 1ull << 20, 4ull << 20, 64ull << 20,
+                                      256ull << 20};
+  std::vector<std::uint64_t> sizes;
+  for (const std::uint64_t s : kSizes) {
+    if (s >= min_bytes && (max_bytes == 0 || s <= max_bytes)) sizes.push_back(s);
+  }
+  if (sizes.empty()) {
+    // A band between two of the defaults: its ends, or its start when it has no end.
+    sizes.push_back(std::max<std::uint64_t>(min_bytes, 1));
+    if (max_bytes > sizes.front()) sizes.push_back(max_bytes);
+  }
+  return sizes;
+}
+
+namespace detail {
+
+namespace {
+
+// To a hundredth of a microsecond, as `weftc simulate` prints it.
+long long hundredths(double us) {
+  return std::llround(us * 100.0);
+}
+
+}  // namespace
+
+bool same_steps(const ir::Algorithm& a, const ir::Algorithm& b) {
+  if (a.gpus.size() != b.gpus.size() || a.nchannels != b.nchannels) return false;
+  for (std::size_t r = 0; r < a.gpus.size(); ++r) {
+    const auto& ta = a.gpus[r].threadblocks;
+    const auto& tb = b.gpus[r].threadblocks;
+    if (ta.size() != tb.size()) return false;
+    for (std::size_t t = 0; t < ta.size(); ++t) {
+      if (ta[t].send != tb[t].send || ta[t].recv != tb[t].recv || ta[t].channel != tb[t].channel ||
+          ta[t].steps.size() != tb[t].steps.size()) {
+        return false;
+      }
+      for (std::size_t s = 0; s < ta[t].steps.size(); ++s) {
+        const ir::Step& x = ta[t].steps[s];
+        const ir::Step& y = tb[t].steps[s];
+        if (x.type != y.type || x.srcbuf != y.srcbuf || x.srcoff != y.srcoff ||
+            x.dstbuf != y.dstbuf || x.dstoff != y.dstoff || x.count != y.count ||
+            x.depid != y.depid || x.deps != y.deps || x.hasdep != y.hasdep) {
+          return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
+namespace {
+
+std::uint64_t step_count(const ir::Algorithm& algo) {
+  std::uint64_t steps = 0;
+  for (const ir::Gpu& gpu : algo.gpus) {
+    for (const ir::Threadblock& tb : gpu.threadblocks) steps += tb.steps.size();
+  }
+  return steps;
+}
+
+}  // namespace
+
+struct TimeJudge::Machine {
+  predict::Topology topology;
+};
+
+TimeJudge::TimeJudge(const dsl::Program& program, const JudgeOptions& options,
+                     dsl::Replication layout, const BlockSizes& blocks)
+    : program_(program), options_(options), layout_(layout), blocks_(blocks) {
+  sizes_ = options.sizes.empty()
+               ? judged_sizes(program.options().min_bytes, program.options().max_bytes)
+               : options.sizes;
+}
+
+TimeJudge::~TimeJudge() = default;
+
+void TimeJudge::note_once(std::string text) {
+  if (std::find(notes_.begin(), notes_.end(), text) == notes_.end())
+    notes_.push_back(std::move(text));
+}
+
+// The machine, loaded on first use: judging may never be needed (one candidate), and a large
+// machine's routes cost time to build.
+TimeJudge::Machine* TimeJudge::machine(int ranks) {
+  if (machine_ || machine_failed_) return machine_.get();
+  predict::TopologyRequest request{options_.topology, std::max(1, options_.nodes),
+                                   options_.gpus_per_node};
+  if (options_.nodes == 0 || options_.gpus_per_node == 0) {
+    // How many GPUs one copy of the machine has decides how the ranks are laid out.
+    predict::TopologyResult one = predict::load_topology({options_.topology, 1, 0});
+    if (!one.topology) {
+      machine_failed_ = true;
+      note_once(fmt::format("judged by critical path: the machine '{}' does not load: {}",
+                            options_.topology, one.diagnostics.str()));
+      return nullptr;
+    }
+    int per_node = options_.gpus_per_node > 0 ? options_.gpus_per_node
+                                              : std::min(ranks, one.topology->ranks());
+    if (options_.gpus_per_node == 0 && options_.nodes > 0) per_node = ranks / options_.nodes;
+    while (per_node > 1 && ranks % per_node != 0) --per_node;
+    request.gpus_per_node = std::max(1, per_node);
+    request.nodes = options_.nodes > 0 ? options_.nodes : ranks / request.gpus_per_node;
+  }
+  predict::TopologyResult loaded = predict::load_topology(request);
+  if (!loaded.topology || loaded.topology->ranks() != ranks) {
+    machine_failed_ = true;
+    note_once(loaded.topology
+                  ? fmt::format("judged by critical path: '{}' as {} node(s) × {} GPUs has {} "
+                                "GPUs, the program {} ranks",
+                                options_.topology, request.nodes, request.gpus_per_node,
+                                loaded.topology->ranks(), ranks)
+                  : fmt::format("judged by critical path: the machine '{}' does not load: {}",
+                                options_.topology, loaded.diagnostics.str()));
+    return nullptr;
+  }
+  machine_ = std::make_unique<Machine>(Machine{std::move(*loaded.topology)});
+  note_once(fmt::format("judged by predicted time on '{}' ({} node(s) × {} GPUs)",
+                        options_.topology, request.nodes, request.gpus_per_node));
+  return machine_.get();
+}
+
+bool TimeJudge::within_limit(const ir::Algorithm& one_instance) {
+  const std::uint64_t steps =
+      step_count(one_instance) * static_cast<std::uint64_t>(program_.options().instances);
+  if (options_.max_steps == 0 || steps <= options_.max_steps) return true;
+  note_once(fmt::format(
+      "judged by critical path: a candidate of {} steps is above the {} that time judges", steps,
+      options_.max_steps));
+  return false;
+}
+
+std::vector<double> TimeJudge::times(const ir::Algorithm& one_instance) {
+  if (!options_.enabled || !within_limit(one_instance)) return {};
+  for (const auto& [algo, t] : seen_) {
+    if (same_steps(algo, one_instance)) return t;
+  }
+  Machine* m = machine(one_instance.ngpus);
+  if (!m) return {};
+  ir::Algorithm copied = replicate(one_instance, program_.options().instances, layout_, blocks_);
+  emit_header(program_, copied);
+  const predict::Simulator simulator(copied, m->topology);
+  std::vector<double> t;
+  for (const std::uint64_t bytes : sizes_) {
+    predict::SimulationOptions sim;
+    sim.bytes = bytes;
+    sim.max_tiles = options_.max_tiles;
+    const predict::SimulationResult r = simulator.run(sim);
+    if (!r.ok()) {
+      note_once(
+          fmt::format("judged by critical path: no prediction at {} bytes: {}", bytes, r.error));
+      return {};
+    }
+    t.push_back(r.time_us);
+  }
+  ++predictions_;
+  seen_.emplace_back(one_instance, t);
+  return t;
+}
+
+bool TimeJudge::completes_at_depth_two(const ir::Algorithm& one_instance) const {
+  ir::Algorithm copied = replicate(one_instance, program_.options().instances, layout_, blocks_);
+  emit_header(program_, copied);
+  const cpu::Executor executor(copied, executor_spec(program_, copied));
+  for (const std::size_t tile : {std::size_t{8}, std::size_t{64}}) {
+    cpu::RunOptions run;
+    run.tile_elements = tile;
+    run.fifo_depth = 2;
+    run.check_races = false;
+    if (program_.collective().root() >= 0) run.root = program_.collective().root();
+    if (executor.run(run).outcome != cpu::Outcome::Pass) return false;
+  }
+  return true;
+}
+
+bool faster_everywhere(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.empty() || a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (hundredths(a[i]) >= hundredths(b[i])) return false;
+  }
+  return true;
+}
+
+}  // namespace detail
+}  // namespace weft::compiler
