@@ -230,9 +230,12 @@ class PlanSearch {
                     [&](const Placed& p) { return same_steps(*p.algo, *pool_.front().algo); })) {
       return std::nullopt;
     }
-    for (Placed& p : pool_) {
-      p.times = judge_->times(*p.algo);
-      if (p.times.empty()) return std::nullopt;
+    std::vector<const ir::Algorithm*> algos;
+    for (const Placed& p : pool_) algos.push_back(&*p.algo);
+    std::vector<std::vector<double>> times = judge_->times(algos);
+    for (std::size_t k = 0; k < pool_.size(); ++k) {
+      if (times[k].empty()) return std::nullopt;
+      pool_[k].times = std::move(times[k]);
     }
     const std::size_t sizes = pool_.front().times.size();
     std::vector<double> best(sizes, std::numeric_limits<double>::infinity());

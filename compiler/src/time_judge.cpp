@@ -1,7 +1,9 @@
 #include "time_judge.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -146,32 +148,100 @@ bool TimeJudge::within_limit(const ir::Algorithm& one_instance) {
   return false;
 }
 
-std::vector<double> TimeJudge::times(const ir::Algorithm& one_instance) {
-  if (!options_.enabled || !within_limit(one_instance)) return {};
-  for (const auto& [algo, t] : seen_) {
-    if (same_steps(algo, one_instance)) return t;
+// The machine a candidate of `ranks` ranks is predicted on, or null (a note says why).
+const predict::Topology* TimeJudge::topology_for(int ranks) {
+  if (options_.machine != nullptr && options_.machine->ranks() == ranks) {
+    note_once(fmt::format("judged by predicted time on '{}' ({} node(s) × {} GPUs)",
+                          options_.machine->name(), options_.machine->nodes(),
+                          options_.machine->gpus_per_node()));
+    return options_.machine;
   }
-  Machine* m = machine(one_instance.ngpus);
-  if (!m) return {};
+  Machine* m = machine(ranks);
+  return m ? &m->topology : nullptr;
+}
+
+// One candidate's times, or why there are none. Touches nothing of the judge's but what it only
+// reads, so several run at once.
+TimeJudge::Prediction TimeJudge::predict_one(const ir::Algorithm& one_instance,
+                                             const predict::Topology& topology) const {
   ir::Algorithm copied = replicate(one_instance, program_.options().instances, layout_, blocks_);
   emit_header(program_, copied);
-  const predict::Simulator simulator(copied, m->topology);
-  std::vector<double> t;
+  const predict::Simulator simulator(copied, topology);
+  Prediction out;
   for (const std::uint64_t bytes : sizes_) {
     predict::SimulationOptions sim;
     sim.bytes = bytes;
     sim.max_tiles = options_.max_tiles;
     const predict::SimulationResult r = simulator.run(sim);
     if (!r.ok()) {
-      note_once(
-          fmt::format("judged by critical path: no prediction at {} bytes: {}", bytes, r.error));
-      return {};
+      out.times.clear();
+      out.error =
+          fmt::format("judged by critical path: no prediction at {} bytes: {}", bytes, r.error);
+      return out;
     }
-    t.push_back(r.time_us);
+    out.times.push_back(r.time_us);
   }
-  ++predictions_;
-  seen_.emplace_back(one_instance, t);
-  return t;
+  return out;
+}
+
+std::vector<std::vector<double>> TimeJudge::times(
+    const std::vector<const ir::Algorithm*>& candidates) {
+  std::vector<std::vector<double>> out(candidates.size());
+  if (!options_.enabled || candidates.empty()) return out;
+  for (const ir::Algorithm* c : candidates) {
+    if (!within_limit(*c)) return out;
+  }
+  const predict::Topology* topology = topology_for(candidates.front()->ngpus);
+  if (topology == nullptr) return out;
+  // Each distinct candidate once: those predicted before, and repeats among these, are copied.
+  std::vector<int> source(candidates.size(), -1);  // index into seen_
+  std::vector<std::size_t> fresh;                  // candidates to predict
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    for (std::size_t s = 0; s < seen_.size() && source[k] < 0; ++s) {
+      if (same_steps(seen_[s].first, *candidates[k])) source[k] = static_cast<int>(s);
+    }
+    if (source[k] >= 0) continue;
+    for (const std::size_t f : fresh) {
+      if (same_steps(*candidates[f], *candidates[k])) {
+        source[k] = -2 - static_cast<int>(f);  // same as fresh candidate f
+        break;
+      }
+    }
+    if (source[k] == -1) fresh.push_back(k);
+  }
+  // The simulations, on as many threads as the machine has (each its own simulator).
+  std::vector<Prediction> predicted(fresh.size());
+  const std::size_t workers =
+      std::min<std::size_t>(fresh.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < fresh.size(); i = next++)
+      predicted[i] = predict_one(*candidates[fresh[i]], *topology);
+  };
+  std::vector<std::thread> threads;
+  for (std::size_t w = 1; w < workers; ++w) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  for (std::size_t i = 0; i < fresh.size(); ++i) {
+    if (!predicted[i].error.empty()) {
+      note_once(predicted[i].error);
+      return std::vector<std::vector<double>>(candidates.size());
+    }
+  }
+  for (std::size_t i = 0; i < fresh.size(); ++i) {
+    ++predictions_;
+    seen_.emplace_back(*candidates[fresh[i]], predicted[i].times);
+  }
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    if (source[k] >= 0) {
+      out[k] = seen_[static_cast<std::size_t>(source[k])].second;
+    } else {
+      const std::size_t f = source[k] == -1 ? k : static_cast<std::size_t>(-2 - source[k]);
+      const auto at = std::find(fresh.begin(), fresh.end(), f) - fresh.begin();
+      out[k] = predicted[static_cast<std::size_t>(at)].times;
+    }
+  }
+  return out;
 }
 
 bool TimeJudge::completes_at_depth_two(const ir::Algorithm& one_instance) const {

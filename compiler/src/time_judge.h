@@ -15,6 +15,10 @@
 #include "weft/dsl/program.h"
 #include "weft/ir/ir.h"
 
+namespace weft::predict {
+class Topology;
+}  // namespace weft::predict
+
 namespace weft::compiler::detail {
 
 class TimeJudge {
@@ -26,11 +30,12 @@ class TimeJudge {
   TimeJudge(const TimeJudge&) = delete;
   TimeJudge& operator=(const TimeJudge&) = delete;
 
-  // Predicted times (µs, launch latency included) at sizes() of one instance's placed algorithm,
-  // once copied for every instance. Empty when judging is off, the candidate has more steps than
-  // the limit, or the machine or the simulator cannot take it: the critical path then decides,
-  // and notes() says why (once).
-  std::vector<double> times(const ir::Algorithm& one_instance);
+  // Predicted times (µs, launch latency included) at sizes() of each candidate (one instance's
+  // placed algorithm, copied for every instance), the distinct ones on as many threads as the
+  // machine has. All empty when judging is off, a candidate has more steps than the limit, or
+  // the machine or the simulator cannot take one: the critical path then decides, and notes()
+  // says why (once).
+  std::vector<std::vector<double>> times(const std::vector<const ir::Algorithm*>& candidates);
 
   bool enabled() const { return options_.enabled; }
   // Whether one instance's algorithm, copied for every instance, completes with FIFOs of depth 2
@@ -46,8 +51,15 @@ class TimeJudge {
 
  private:
   struct Machine;
+  struct Prediction {
+    std::vector<double> times;
+    std::string error;
+  };
   void note_once(std::string text);
   Machine* machine(int ranks);
+  const predict::Topology* topology_for(int ranks);
+  Prediction predict_one(const ir::Algorithm& one_instance,
+                         const predict::Topology& topology) const;
 
   const dsl::Program& program_;
   const JudgeOptions& options_;

@@ -207,6 +207,7 @@ std::vector<tuning::Candidate> compile_variants(const predict::Topology& topolog
       const dsl::Program program = to_program(v.sketch, options, request.in_place);
       compiler::CompileOptions compile;
       compile.verify.seeds = 1;
+      compile.judge.machine = &topology;
       compiler::CompileResult result = compiler::compile(program, compile);
       if (!result.ok()) {
         std::string why = result.error_text();

@@ -1,4 +1,4 @@
-// How the compiler judges schedules by time (docs/compiler.md, "Judged by time"): where the passes
+// How the compiler judges schedules by time (docs/architecture.md §4.1): where the passes
 // can build several legal schedules of one program (both scheduling orders, fused or not, the
 // channel plans, sends and receives paired on one threadblock or not), each is predicted by the
 // simulator (weft/predict/simulator.h) on a machine at the sizes the algorithm is for, and the
@@ -8,6 +8,10 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+namespace weft::predict {
+class Topology;
+}  // namespace weft::predict
 
 namespace weft::compiler {
 
@@ -26,6 +30,10 @@ struct JudgeOptions {
   // larger), and as many nodes as that makes.
   int nodes = 0;
   int gpus_per_node = 0;
+  // The machine itself, already loaded (with its cost parameters and link edits), as `weftc tune`
+  // and `weftc synthesize` hold it: used instead of `topology`, `nodes` and `gpus_per_node` when
+  // set and its ranks are the program's. Must outlive the compile.
+  const predict::Topology* machine = nullptr;
   // The sizes (bytes, as nccl-tests counts them) a candidate is predicted at. Empty: 64 KB, 1 MB,
   // 4 MB, 64 MB and 256 MB, those inside the algorithm's minBytes..maxBytes band (its ends when
   // none is).

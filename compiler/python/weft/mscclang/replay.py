@@ -65,7 +65,7 @@ class Replay:
         except _weft.DslError as e:
             return None, str(e)
         # What msccl-tools would make of the program is the incumbent: Weft's alternatives replace
-        # it only where predicted faster (docs/compiler.md, "Judged by time").
+        # it only where predicted faster (docs/architecture.md §4.1).
         current = settings.current
         result = _weft.compile(program, current.seeds, msccl_incumbent=True,
                                topology=current.topology, nodes=current.nodes,

@@ -15,11 +15,13 @@ using tuning::Candidate;
 // The library's algorithms of the collective in every variant asked for, compiled
 // and proved (1 seed per case: race freedom, which the first seed decides, makes the result
 // independent of the interleaving). Identical IRs from different knobs are kept once.
-void library_candidates(const LibraryVariants& args, const KnownAlgorithms& known, int nodes,
-                        int gpus_per_node, std::vector<Candidate>& out,
+void library_candidates(const LibraryVariants& args, const KnownAlgorithms& known,
+                        const predict::Topology& machine, std::vector<Candidate>& out,
                         std::vector<std::string>& rejected,
                         const std::function<void(std::size_t k, std::size_t n,
                                                  const std::string& name)>& on_candidate) {
+  const int nodes = machine.nodes();
+  const int gpus_per_node = machine.gpus_per_node();
   std::vector<std::string> seen;
   std::size_t total = 0;
   for (const dsl::AlgorithmInfo& info : known.registry.algorithms()) {
@@ -55,6 +57,7 @@ void library_candidates(const LibraryVariants& args, const KnownAlgorithms& know
             const dsl::Program program = info.build(params);
             compiler::CompileOptions options;
             options.verify.seeds = 1;
+            options.judge.machine = &machine;
             compiler::CompileResult result = compiler::compile(program, options);
             if (!result.ok()) {
               std::string why = result.error_text();

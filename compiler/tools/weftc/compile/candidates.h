@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "algorithms.h"
+#include "weft/predict/topology.h"
 #include "weft/tuning/contenders.h"
 
 namespace weft::weftc {
@@ -21,8 +22,9 @@ struct LibraryVariants {
 };
 
 // `on_candidate` (when set) hears each variant before it is compiled and proved: k of n, 1-based.
-void library_candidates(const LibraryVariants& args, const KnownAlgorithms& known, int nodes,
-                        int gpus_per_node, std::vector<tuning::Candidate>& out,
+// Each candidate's schedules are judged by predicted time on `machine` (weft/compiler/judge.h).
+void library_candidates(const LibraryVariants& args, const KnownAlgorithms& known,
+                        const predict::Topology& machine, std::vector<tuning::Candidate>& out,
                         std::vector<std::string>& rejected,
                         const std::function<void(std::size_t k, std::size_t n,
                                                  const std::string& name)>& on_candidate = {});

@@ -111,8 +111,6 @@ int tune(const TuneArgs& args) {
   }
   auto topology = load_machine_or_report(machine);
   if (!topology) return kBadInput;
-  const int nodes = topology->nodes();
-  const int gpus_per_node = topology->gpus_per_node();
   const int ranks = topology->ranks();
   if (const auto problem = tuning::prepare_folder(args.output, args.force)) {
     fmt::print(stderr, "weftc tune: {}\n", *problem);
@@ -143,7 +141,7 @@ int tune(const TuneArgs& args) {
     variants.profile = args.profile;
     variants.in_place = args.in_place;
     library_candidates(
-        variants, known, nodes, gpus_per_node, candidates, rejected,
+        variants, known, *topology, candidates, rejected,
         [&progress](std::size_t k, std::size_t n, const std::string& name) {
           progress.set(fmt::format("compiling and proving candidate {} of {}: {}", k, n, name));
         });

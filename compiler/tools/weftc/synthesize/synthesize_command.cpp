@@ -103,8 +103,7 @@ int synthesize(const SynthesizeArgs& args) {
     variants.channels = {1, 4};
     variants.profile = args.profile;
     variants.in_place = args.in_place;
-    library_candidates(variants, known, topology->nodes(), topology->gpus_per_node(), library,
-                       library_rejected,
+    library_candidates(variants, known, *topology, library, library_rejected,
                        [&progress](std::size_t k, std::size_t n, const std::string& name) {
                          progress.set(
                              fmt::format("compiling and proving library candidate {} of "
