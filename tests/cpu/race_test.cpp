@@ -294,6 +294,49 @@ TEST_CASE("race freedom is derived only from a deeper FIFO that showed none", "[
   }
 }
 
+TEST_CASE("results are derived only from a deeper FIFO that was race-free and right",
+          "[cpu][race]") {
+  VerifyOptions options;
+  options.tile_elements = {8};
+  options.derive_race_freedom = true;
+  options.derive_results = true;
+  options.skip_proven_seeds = true;
+  options.in_place = false;
+  SECTION("race-free and right: the smaller depths run for completion only") {
+    const ir::Algorithm algo = testing::load(testing::kRingAllreduce3);
+    options.fifo_depths = {2, 8, 0};
+    const VerifyReport report = verify(Executor(algo, standard_spec(algo, 0)), options);
+    REQUIRE(report.cases.size() == 3);
+    CHECK(report.passed());
+    CHECK(report.cases[0].options.completion_only);        // depth 2
+    CHECK(report.cases[1].options.completion_only);        // depth 8
+    CHECK_FALSE(report.cases[2].options.completion_only);  // unbounded: moved and checked
+    CHECK(report.cases[2].options.check_races);
+  }
+  SECTION("a deeper run that races leaves every depth to check its data") {
+    const ir::Algorithm algo = testing::load(kBackPressure);
+    options.fifo_depths = {1, 2};
+    const VerifyReport report = verify(Executor(algo, back_pressure_spec()), options);
+    for (const CaseResult& c : report.cases) CHECK_FALSE(c.options.completion_only);
+    CHECK_FALSE(report.passed());
+  }
+  SECTION("completion only still finds a deadlock at the smaller depth") {
+    // The ring holds a message while it waits for room: it deadlocks at depth 1 (deadlock_test).
+    const ir::Algorithm algo = testing::load(testing::kRingAllreduce3);
+    options.fifo_depths = {1, 0};
+    const VerifyReport report = verify(Executor(algo, standard_spec(algo, 0)), options);
+    // Depth 1's three seeds (none proves it), then the unbounded run.
+    REQUIRE(report.cases.size() == 4);
+    for (std::size_t k = 0; k < 3; ++k) {
+      CHECK(report.cases[k].options.fifo_depth == 1);
+      CHECK(report.cases[k].options.completion_only);
+      CHECK(report.cases[k].result.outcome == Outcome::Deadlock);
+    }
+    CHECK(report.cases[3].result.outcome == Outcome::Pass);
+    CHECK_FALSE(report.passed());
+  }
+}
+
 // Rank 0's tb 0 fills scratch chunk 0; tbs 1 and 2 both send it, unordered with each other;
 // tb 3 overwrites it after waiting for both sends.
 constexpr std::string_view kConcurrentReads = R"xml(

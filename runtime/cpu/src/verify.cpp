@@ -95,6 +95,7 @@ VerifyReport verify(const Executor& executor, const VerifyOptions& options) {
             // Happens-before does not depend on the interleaving (race_detector.h): the first
             // seed of each S, T, D and call mode decides race freedom for all of them.
             run.check_races = seed == 1 && !inherit;
+            run.completion_only = inherit && options.derive_results;
             by_depth[k].push_back({run, executor.run(run, cache)});
             if (seed == 1) {
               proven = (run.check_races || inherit) &&

@@ -218,6 +218,8 @@ int compile_within(const CompileArgs& args, const dsl::AlgorithmInfo& info_ref,
   // FIFO depth holds at every smaller one (derive_race_freedom).
   options.verify.skip_proven_seeds = true;
   options.verify.derive_race_freedom = true;
+  // A smaller depth's run completing there gives the deeper race-free run's right result.
+  options.verify.derive_results = true;
   options.judge.enabled = !args.no_judge;
   options.judge.topology = args.topology;
   // A hierarchical shape is the machine's: its nodes of that many GPUs.

@@ -33,6 +33,11 @@ struct RunOptions {
   // back-pressure). That relation does not depend on the interleaving, so one run proves race
   // freedom for its S, T, D and call mode; the others may turn it off to save time.
   bool check_races = true;
+  // Whether the run completes, and nothing else: no data moved, nothing checked (and no race
+  // check). A verify sweep runs a smaller FIFO depth so where a deeper run of the same S, T and
+  // call mode was race-free and right: any run that completes at the smaller depth is one of the
+  // deeper depth's interleavings, so its result is that one (VerifyOptions::derive_results).
+  bool completion_only = false;
 };
 
 enum class Outcome { Pass, WrongResult, Deadlock, Error, Race };

@@ -33,6 +33,12 @@ struct VerifyOptions {
   // for the receive of message k), so it cannot add a race. Off by default; `weftc compile` sets
   // it.
   bool derive_race_freedom = false;
+  // Where a deeper FIFO (or unbounded) run of the same S, T and call mode was race-free and
+  // right, run the smaller depths for completion only (RunOptions::completion_only): a run that
+  // completes there is one of the deeper depth's interleavings, and race freedom makes every one
+  // of those give the same, right, result. Needs derive_race_freedom. Off by default; `weftc
+  // compile` sets it.
+  bool derive_results = false;
 };
 
 struct CaseResult {
