@@ -19,7 +19,7 @@ struct Placed {
 };
 
 Placed compile_placed(const char* algorithm, int nodes, int gpus, dsl::Placement placement,
-                      bool judged = true) {
+                      bool judged = true, int channels = 1) {
   dsl::Registry registry;
   algorithms::register_library(registry);
   dsl::AlgorithmParams params;
@@ -29,6 +29,7 @@ Placed compile_placed(const char* algorithm, int nodes, int gpus, dsl::Placement
     params.gpus_per_node = gpus;
   }
   params.placement = placement;
+  params.channels = channels;
   const dsl::Program program = registry.find(algorithm)->build(params);
   compiler::CompileOptions options = test::quick();
   options.judge.enabled = judged;
