@@ -17,6 +17,7 @@
 #include "weft/ir/analysis.h"
 #include "weft/ir/validate.h"
 #include "weft/ir/xml.h"
+#include "weft/predict/topology.h"
 #include "weft/version.h"
 
 namespace py = pybind11;
@@ -348,6 +349,15 @@ PYBIND11_MODULE(_weft, m) {
       "schedules differ, predicted time on `topology` (a preset or an NCCL topology file; empty: "
       "a100-nvswitch, nodes and GPUs per node 0: from the ranks) decides; msccl_incumbent: "
       "msccl-tools' own choices stand unless another is faster");
+
+  m.def(
+      "topology_error",
+      [](const std::string& source) {
+        const weft::predict::TopologyResult loaded = weft::predict::load_topology({source, 1, 0});
+        return loaded.topology ? std::string() : loaded.diagnostics.str();
+      },
+      py::arg("source"),
+      "why a preset or NCCL topology file does not load as a machine; empty when it does");
 
   m.def(
       "info",

@@ -452,6 +452,16 @@ class FaceTest(unittest.TestCase):
         self.assert_verified(r)
         self.assertEqual(info(r.algos[0])["steps"], 192)
 
+    def test_a_machine_that_does_not_load_is_refused_before_the_program_runs(self):
+        from weft.mscclang.__main__ import main
+
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as exit_:
+            main(["-t", "no-such-machine", "prog.py"])
+        self.assertEqual(exit_.exception.code, 2)
+        self.assertIn("-t no-such-machine: ", err.getvalue())
+        self.assertIn("no preset has this name", err.getvalue())
+
     def test_the_face_is_gone_after_the_run(self):
         r, _ = run_program("""
             import msccl.language

@@ -3,6 +3,7 @@
 import argparse
 import sys
 
+import weft._weft as _weft
 from weft.mscclang import run
 from weft.mscclang import settings as run_settings
 
@@ -41,6 +42,10 @@ def main(argv=None):
         parser.error("--min-bytes and --max-bytes must not be negative")
     if options.nodes < 0 or options.gpus_per_node < 0:
         parser.error("--nodes and --gpus-per-node must not be negative")
+    if options.topology:
+        problem = _weft.topology_error(options.topology)
+        if problem:
+            parser.error(f"-t {options.topology}: {problem.strip()}")
     if options.max_bytes and options.min_bytes > options.max_bytes:
         parser.error(f"--min-bytes {options.min_bytes} is above --max-bytes {options.max_bytes}")
 
