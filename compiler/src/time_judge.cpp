@@ -79,10 +79,6 @@ std::uint64_t step_count(const ir::Algorithm& algo) {
 
 }  // namespace
 
-struct TimeJudge::Machine {
-  predict::Topology topology;
-};
-
 TimeJudge::TimeJudge(const dsl::Program& program, const JudgeOptions& options,
                      dsl::Replication layout, const BlockSizes& blocks)
     : program_(program), options_(options), layout_(layout), blocks_(blocks) {
@@ -94,13 +90,15 @@ TimeJudge::TimeJudge(const dsl::Program& program, const JudgeOptions& options,
 TimeJudge::~TimeJudge() = default;
 
 void TimeJudge::note_once(std::string text) {
+  // Diagnostics end with a newline; a note is one line.
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   if (std::find(notes_.begin(), notes_.end(), text) == notes_.end())
     notes_.push_back(std::move(text));
 }
 
 // The machine, loaded on first use: judging may never be needed (one candidate), and a large
 // machine's routes cost time to build.
-TimeJudge::Machine* TimeJudge::machine(int ranks) {
+const predict::Topology* TimeJudge::machine(int ranks) {
   if (machine_ || machine_failed_) return machine_.get();
   predict::TopologyRequest request{options_.topology, std::max(1, options_.nodes),
                                    options_.gpus_per_node};
@@ -132,7 +130,7 @@ TimeJudge::Machine* TimeJudge::machine(int ranks) {
                                 options_.topology, loaded.diagnostics.str()));
     return nullptr;
   }
-  machine_ = std::make_unique<Machine>(Machine{std::move(*loaded.topology)});
+  machine_ = std::make_unique<predict::Topology>(std::move(*loaded.topology));
   note_once(fmt::format("judged by predicted time on '{}' ({} node(s) × {} GPUs)",
                         options_.topology, request.nodes, request.gpus_per_node));
   return machine_.get();
@@ -148,6 +146,13 @@ bool TimeJudge::within_limit(const ir::Algorithm& one_instance) {
   return false;
 }
 
+// One instance's algorithm as the program runs it: copied for every instance, with its header.
+ir::Algorithm TimeJudge::whole(const ir::Algorithm& one_instance) const {
+  ir::Algorithm copied = replicate(one_instance, program_.options().instances, layout_, blocks_);
+  emit_header(program_, copied);
+  return copied;
+}
+
 // The machine a candidate of `ranks` ranks is predicted on, or null (a note says why).
 const predict::Topology* TimeJudge::topology_for(int ranks) {
   if (options_.machine != nullptr && options_.machine->ranks() == ranks) {
@@ -156,16 +161,14 @@ const predict::Topology* TimeJudge::topology_for(int ranks) {
                           options_.machine->gpus_per_node()));
     return options_.machine;
   }
-  Machine* m = machine(ranks);
-  return m ? &m->topology : nullptr;
+  return machine(ranks);
 }
 
 // One candidate's times, or why there are none. Touches nothing of the judge's but what it only
 // reads, so several run at once.
 TimeJudge::Prediction TimeJudge::predict_one(const ir::Algorithm& one_instance,
                                              const predict::Topology& topology) const {
-  ir::Algorithm copied = replicate(one_instance, program_.options().instances, layout_, blocks_);
-  emit_header(program_, copied);
+  const ir::Algorithm copied = whole(one_instance);
   const predict::Simulator simulator(copied, topology);
   Prediction out;
   for (const std::uint64_t bytes : sizes_) {
@@ -193,21 +196,24 @@ std::vector<std::vector<double>> TimeJudge::times(
   }
   const predict::Topology* topology = topology_for(candidates.front()->ngpus);
   if (topology == nullptr) return out;
-  // Each distinct candidate once: those predicted before, and repeats among these, are copied.
-  std::vector<int> source(candidates.size(), -1);  // index into seen_
-  std::vector<std::size_t> fresh;                  // candidates to predict
+  // Each distinct candidate once: those predicted before are looked up, and a repeat among these
+  // takes the prediction of its first occurrence.
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> fresh;                               // candidates to predict
+  std::vector<std::size_t> fresh_of(candidates.size(), kNone);  // index into `fresh`
   for (std::size_t k = 0; k < candidates.size(); ++k) {
-    for (std::size_t s = 0; s < seen_.size() && source[k] < 0; ++s) {
-      if (same_steps(seen_[s].first, *candidates[k])) source[k] = static_cast<int>(s);
+    const auto seen = std::find_if(seen_.begin(), seen_.end(), [&](const auto& entry) {
+      return same_steps(entry.first, *candidates[k]);
+    });
+    if (seen != seen_.end()) {
+      out[k] = seen->second;
+      continue;
     }
-    if (source[k] >= 0) continue;
-    for (const std::size_t f : fresh) {
-      if (same_steps(*candidates[f], *candidates[k])) {
-        source[k] = -2 - static_cast<int>(f);  // same as fresh candidate f
-        break;
-      }
-    }
-    if (source[k] == -1) fresh.push_back(k);
+    const auto repeat = std::find_if(fresh.begin(), fresh.end(), [&](std::size_t f) {
+      return same_steps(*candidates[f], *candidates[k]);
+    });
+    fresh_of[k] = static_cast<std::size_t>(repeat - fresh.begin());
+    if (repeat == fresh.end()) fresh.push_back(k);
   }
   // The simulations, on as many threads as the machine has (each its own simulator).
   std::vector<Prediction> predicted(fresh.size());
@@ -233,20 +239,13 @@ std::vector<std::vector<double>> TimeJudge::times(
     seen_.emplace_back(*candidates[fresh[i]], predicted[i].times);
   }
   for (std::size_t k = 0; k < candidates.size(); ++k) {
-    if (source[k] >= 0) {
-      out[k] = seen_[static_cast<std::size_t>(source[k])].second;
-    } else {
-      const std::size_t f = source[k] == -1 ? k : static_cast<std::size_t>(-2 - source[k]);
-      const auto at = std::find(fresh.begin(), fresh.end(), f) - fresh.begin();
-      out[k] = predicted[static_cast<std::size_t>(at)].times;
-    }
+    if (fresh_of[k] != kNone) out[k] = predicted[fresh_of[k]].times;
   }
   return out;
 }
 
 bool TimeJudge::completes_at_depth_two(const ir::Algorithm& one_instance) const {
-  ir::Algorithm copied = replicate(one_instance, program_.options().instances, layout_, blocks_);
-  emit_header(program_, copied);
+  const ir::Algorithm copied = whole(one_instance);
   const cpu::Executor executor(copied, executor_spec(program_, copied));
   for (const std::size_t tile : {std::size_t{8}, std::size_t{64}}) {
     cpu::RunOptions run;

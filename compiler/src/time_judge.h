@@ -50,13 +50,14 @@ class TimeJudge {
   int predictions() const { return predictions_; }
 
  private:
-  struct Machine;
   struct Prediction {
     std::vector<double> times;
     std::string error;
   };
   void note_once(std::string text);
-  Machine* machine(int ranks);
+  // The machine loaded from JudgeOptions, once; null when it does not load (a note says why).
+  const predict::Topology* machine(int ranks);
+  ir::Algorithm whole(const ir::Algorithm& one_instance) const;
   const predict::Topology* topology_for(int ranks);
   Prediction predict_one(const ir::Algorithm& one_instance,
                          const predict::Topology& topology) const;
@@ -66,7 +67,7 @@ class TimeJudge {
   dsl::Replication layout_;
   BlockSizes blocks_;
   std::vector<std::uint64_t> sizes_;
-  std::unique_ptr<Machine> machine_;
+  std::unique_ptr<predict::Topology> machine_;
   bool machine_failed_ = false;
   std::vector<std::string> notes_;
   int predictions_ = 0;

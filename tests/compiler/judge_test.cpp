@@ -197,3 +197,31 @@ TEST_CASE("judge: a machine given explicitly lays the ranks out as asked", "[com
   REQUIRE(result.ok());
   CHECK(result.judged == "judged by predicted time on 'h100-nvswitch' (2 node(s) × 4 GPUs)");
 }
+
+namespace {
+
+// Two ranks of an out-of-place allgather, four chunks each: every rank copies its chunks into its
+// own output (local steps) and sends them to the other rank, one connection, four messages.
+dsl::Program two_rank_allgather() {
+  dsl::Program p("gather2", dsl::Collective::allgather(2, 4, false));
+  for (int r = 0; r < 2; ++r) {
+    for (int k = 0; k < 4; ++k) {
+      p.chunk(r, dsl::input, k).copy(r, dsl::output, r * 4 + k);
+      p.chunk(r, dsl::input, k).copy(1 - r, dsl::output, r * 4 + k);
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("judge: the level order without room for FIFO depth 2 is a candidate where it completes",
+          "[compiler][judge]") {
+  // Kept to depth 2, the level order puts the local copies between the second send and the
+  // third; unbounded, the four sends go first, as msccl-tools orders them. That order completes
+  // at depth 2 (the receives run on their own threadblock), so it is judged, and comes first.
+  const compiler::CompileResult result = compiled(two_rank_allgather(), compiler::Incumbent::Msccl);
+  REQUIRE_FALSE(result.candidates.empty());
+  CHECK_THAT(result.candidates.front().description,
+             Catch::StartsWith("level order (unbounded FIFOs)"));
+}
