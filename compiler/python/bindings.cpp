@@ -336,6 +336,7 @@ PYBIND11_MODULE(_weft, m) {
          int nodes, int gpus_per_node) {
         compiler::CompileOptions options;
         if (seeds > 0) options.verify.seeds = seeds;
+        options.verify.threads = 0;  // cases of different call modes and tiles side by side
         if (msccl_incumbent) options.judge.incumbent = compiler::Incumbent::Msccl;
         if (!topology.empty()) options.judge.topology = topology;
         options.judge.nodes = nodes;

@@ -337,6 +337,54 @@ TEST_CASE("results are derived only from a deeper FIFO that was race-free and ri
   }
 }
 
+TEST_CASE("the sweep reports the same cases on any number of threads", "[cpu][race][verify]") {
+  // Each case by what it ran and what it found: threads change only who runs it.
+  auto summary = [](const VerifyReport& report) {
+    std::vector<std::string> lines;
+    for (const CaseResult& c : report.cases) {
+      const RunOptions& o = c.options;
+      lines.push_back(std::to_string(o.in_place) + " T" + std::to_string(o.tile_elements) + " D" +
+                      std::to_string(o.fifo_depth) + " s" + std::to_string(o.seed) + " r" +
+                      std::to_string(o.check_races) + " c" + std::to_string(o.completion_only) +
+                      " " + std::to_string(static_cast<int>(c.result.outcome)));
+    }
+    lines.push_back("depth " + (report.min_fifo_depth ? std::to_string(*report.min_fifo_depth)
+                                                      : std::string("none")));
+    return lines;
+  };
+  const ir::Algorithm ring = testing::load(testing::kRingAllreduce3);  // deadlocks at depth 1
+  const ir::Algorithm racy = testing::load(kBackPressure);             // races from depth 2 up
+  const ir::Algorithm stuck = testing::load(testing::kReceiveFirstAllreduce2);
+  struct Case {
+    const char* name;
+    const ir::Algorithm* algo;
+    CollectiveSpec spec;
+    std::vector<int> depths;
+  };
+  const std::vector<Case> cases = {
+      {"ring, both modes, deadlocking at depth 1", &ring, standard_spec(ring, 0), {1, 2, 8, 0}},
+      {"a race at the deeper depths only", &racy, back_pressure_spec(), {1, 2, 8}},
+      {"deadlocked at every depth", &stuck, standard_spec(stuck, 0), {2, 8}},
+  };
+  for (const Case& c : cases) {
+    for (const bool derive : {false, true}) {
+      VerifyOptions options;
+      options.fifo_depths = c.depths;
+      options.derive_race_freedom = derive;
+      options.derive_results = derive;
+      options.skip_proven_seeds = derive;
+      options.threads = 1;
+      const Executor executor(*c.algo, c.spec);
+      const std::vector<std::string> one = summary(verify(executor, options));
+      for (const int threads : {2, 3, 0}) {
+        INFO(c.name << ", derived " << derive << ", " << threads << " threads");
+        options.threads = threads;
+        CHECK(summary(verify(executor, options)) == one);
+      }
+    }
+  }
+}
+
 // Rank 0's tb 0 fills scratch chunk 0; tbs 1 and 2 both send it, unordered with each other;
 // tb 3 overwrites it after waiting for both sends.
 constexpr std::string_view kConcurrentReads = R"xml(

@@ -23,6 +23,7 @@ struct VerifyArgs {
   std::vector<std::size_t> tiles;
   std::vector<int> depths;
   int seeds = 3;
+  int threads = 0;  // --threads: 0 for one per core
   std::string dtype = "float";
   std::string op = "sum";
   int root = 0;
@@ -85,6 +86,8 @@ int verify_file(const std::string& path, const VerifyArgs& args, const ir::Limit
   options.root = args.root;
   if (args.mode == "in-place") options.in_place = true;
   if (args.mode == "out-of-place") options.in_place = false;
+  // The cases of different call modes and tile sizes run side by side, on every core.
+  options.threads = args.threads;
 
   bool has_postcondition = true;
   cpu::Executor executor(*algo, spec_for(*algo, args.root, has_postcondition));
@@ -145,6 +148,8 @@ void add_verify_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--seeds", args->seeds, "Interleavings to try per case")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
+  cmd->add_option("--threads", args->threads, "Threads the cases run on (default 0: one per core)")
+      ->check(whole_number(0, 1024, "the threads (0: one per core)"));
   cmd->add_option("--dtype", args->dtype,
                   "Data type: int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double")
       ->capture_default_str();

@@ -1,7 +1,11 @@
 #include "weft/cpu/verify.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <vector>
 
 namespace weft::cpu {
@@ -18,29 +22,97 @@ std::size_t VerifyReport::failures() const {
 
 namespace {
 
-// Executor::min_fifo_depth, started from what the cases already showed for the probe's S, T and
-// call mode: a depth at which one passed completes, one at which one deadlocked does not.
-// Completion depends neither on the data nor on the interleaving, and is monotone in the depth
-// (what the executor's own search assumes), so the smallest completing depth lies between the
-// largest deadlocking one and the smallest passing one; only the depths between are run.
-std::optional<int> min_fifo_depth(const Executor& executor, const RunOptions& probe,
-                                  const std::vector<CaseResult>& cases) {
+// What the cases of the probe's S, T and call mode showed: a depth at which one passed
+// completes, one at which one deadlocked does not. Completion depends neither on the data nor on
+// the interleaving, and is monotone in the depth (what the executor's own search assumes), so
+// the smallest completing depth lies between the largest deadlocking one and the smallest
+// passing one; Executor::min_fifo_depth runs only the depths between.
+Executor::KnownDepths known_depths(const RunOptions& probe,
+                                   const std::vector<std::vector<CaseResult>>& by_depth) {
   Executor::KnownDepths known;
-  for (const CaseResult& c : cases) {
-    const RunOptions& o = c.options;
-    if (o.in_place != probe.in_place || o.chunk_elements != probe.chunk_elements ||
-        o.tile_elements != probe.tile_elements || o.fifo_depth <= 0) {
-      continue;
-    }
-    if (c.result.outcome == Outcome::Pass &&
-        (known.completes_at == 0 || o.fifo_depth < known.completes_at)) {
-      known.completes_at = o.fifo_depth;
-    }
-    if (c.result.outcome == Outcome::Deadlock) {
-      known.deadlocks_below = std::max(known.deadlocks_below, o.fifo_depth + 1);
+  for (const std::vector<CaseResult>& cases : by_depth) {
+    for (const CaseResult& c : cases) {
+      const RunOptions& o = c.options;
+      if (o.in_place != probe.in_place || o.chunk_elements != probe.chunk_elements ||
+          o.tile_elements != probe.tile_elements || o.fifo_depth <= 0) {
+        continue;
+      }
+      if (c.result.outcome == Outcome::Pass &&
+          (known.completes_at == 0 || o.fifo_depth < known.completes_at)) {
+        known.completes_at = o.fifo_depth;
+      }
+      if (c.result.outcome == Outcome::Deadlock) {
+        known.deadlocks_below = std::max(known.deadlocks_below, o.fifo_depth + 1);
+      }
     }
   }
-  return executor.min_fifo_depth(probe, known);
+  return known;
+}
+
+// The cases of one call mode, S and T. Its depths are ordered from the weakest order down, so
+// that a deeper depth's race freedom (and result) can be derived for the smaller ones.
+struct Group {
+  bool in_place = false;
+  std::size_t chunk = 0;
+  std::size_t tile = 0;
+};
+
+// One depth's seeds of one group. `inherit`: a deeper depth of the group was shown race-free
+// (and right), so this one checks no races (and, with derive_results, runs for completion only).
+std::vector<CaseResult> run_depth(const Executor& executor, const VerifyOptions& options,
+                                  const RunOptions& base, const Group& group, int depth,
+                                  bool inherit, RunCache& cache) {
+  std::vector<CaseResult> cases;
+  bool proven = false;  // the first seed passed, race freedom shown or inherited
+  for (int seed = 1; seed <= options.seeds; ++seed) {
+    if (seed > 1 && options.skip_proven_seeds && proven) break;
+    RunOptions run = base;
+    run.in_place = group.in_place;
+    run.chunk_elements = group.chunk;
+    run.tile_elements = group.tile;
+    run.fifo_depth = depth;
+    run.seed = static_cast<std::uint64_t>(seed);
+    // Happens-before does not depend on the interleaving (race_detector.h): the first seed of
+    // each S, T, D and call mode decides race freedom for all of them.
+    run.check_races = seed == 1 && !inherit;
+    run.completion_only = inherit && options.derive_results;
+    cases.push_back({run, executor.run(run, cache)});
+    if (seed == 1) proven = cases.back().result.outcome == Outcome::Pass;
+  }
+  return cases;
+}
+
+// Whether a depth's cases show race freedom for the smaller depths: its first seed passed.
+bool proven(const std::vector<CaseResult>& cases) {
+  return !cases.empty() && cases.front().result.outcome == Outcome::Pass;
+}
+
+// Runs `tasks` on up to `threads` threads (0: one per hardware thread), each with its own cache:
+// the inputs and expected values of a call mode and S are made once per thread.
+template <typename Task>
+void run_tasks(std::size_t count, int threads, const Task& task) {
+  std::size_t workers = threads > 0 ? static_cast<std::size_t>(threads)
+                                    : std::max(1u, std::thread::hardware_concurrency());
+  workers = std::min(workers, count);
+  if (workers == 0) return;
+  std::atomic<std::size_t> next{0};
+  std::vector<std::exception_ptr> failed(workers);
+  auto work = [&](std::size_t w) {
+    try {
+      RunCache cache;
+      for (std::size_t t = next++; t < count; t = next++) task(t, cache);
+    } catch (...) {
+      failed[w] = std::current_exception();
+      next = count;  // the others stop after their current task
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(work, w);
+  work(0);
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : failed) {
+    if (e) std::rethrow_exception(e);
+  }
 }
 
 }  // namespace
@@ -60,9 +132,6 @@ VerifyReport verify(const Executor& executor, const VerifyOptions& options) {
   base.dtype = options.dtype;
   base.op = options.op;
   base.root = options.root;
-  // Every case of a call mode and S starts from the same inputs (they depend on nothing else),
-  // and checks against the same expected values: made once, for all.
-  RunCache cache;
   // A group's depths, weakest order first: unbounded (0), then from the deepest down. A FIFO
   // depth D orders the send of message k+D after the receive of message k; a smaller depth
   // orders more (the send of k+D follows the send of k+D' < k+D on the same threadblock), so
@@ -74,47 +143,100 @@ VerifyReport verify(const Executor& executor, const VerifyOptions& options) {
     if ((da == 0) != (db == 0)) return da == 0;
     return da > db;
   });
+  std::vector<Group> groups;
   for (bool in_place : modes) {
     for (std::size_t chunk : options.chunk_elements) {
-      for (std::size_t tile : options.tile_elements) {
-        // Run in order of weakness, reported in the order of the options.
-        std::vector<std::vector<CaseResult>> by_depth(options.fifo_depths.size());
-        bool race_free_deeper = false;  // shown at a depth that orders no more than this one
-        for (std::size_t k : by_weakness) {
-          const int depth = options.fifo_depths[k];
-          const bool inherit = options.derive_race_freedom && race_free_deeper;
-          bool proven = false;  // this depth's first seed passed, race freedom shown or inherited
-          for (int seed = 1; seed <= options.seeds; ++seed) {
-            if (seed > 1 && options.skip_proven_seeds && proven) break;
-            RunOptions run = base;
-            run.in_place = in_place;
-            run.chunk_elements = chunk;
-            run.tile_elements = tile;
-            run.fifo_depth = depth;
-            run.seed = static_cast<std::uint64_t>(seed);
-            // Happens-before does not depend on the interleaving (race_detector.h): the first
-            // seed of each S, T, D and call mode decides race freedom for all of them.
-            run.check_races = seed == 1 && !inherit;
-            run.completion_only = inherit && options.derive_results;
-            by_depth[k].push_back({run, executor.run(run, cache)});
-            if (seed == 1) {
-              proven = (run.check_races || inherit) &&
-                       by_depth[k].back().result.outcome == Outcome::Pass;
-            }
-          }
-          if (proven) race_free_deeper = true;
-        }
-        for (auto& cases : by_depth) {
-          for (CaseResult& c : cases) report.cases.push_back(std::move(c));
-        }
-      }
+      for (std::size_t tile : options.tile_elements) groups.push_back({in_place, chunk, tile});
     }
   }
+  const std::size_t depths = by_weakness.size();
+  // Per group, per depth in the order of the options: its cases.
+  std::vector<std::vector<std::vector<CaseResult>>> results(
+      groups.size(), std::vector<std::vector<CaseResult>>(depths));
+  // The smallest FIFO depth that completes, searched at the first group's S, T and call mode.
   RunOptions probe = base;
   probe.in_place = modes.front();
   if (!options.chunk_elements.empty()) probe.chunk_elements = options.chunk_elements.front();
   if (!options.tile_elements.empty()) probe.tile_elements = options.tile_elements.front();
-  report.min_fifo_depth = min_fifo_depth(executor, probe, report.cases);
+
+  // Every depth of every group, and the search, as tasks that run side by side. A depth below
+  // the weakest of its group is run as though the deeper ones pass, as they do in an algorithm
+  // that is right; the search starts from what the first group's cases would then show. Where
+  // that did not hold, the depth, or the search, runs again below with what the cases showed:
+  // the report is the one the runs in order give.
+  Executor::KnownDepths assumed;
+  for (const int d : options.fifo_depths) {
+    if (d > 0 && (assumed.completes_at == 0 || d < assumed.completes_at)) assumed.completes_at = d;
+  }
+  if (groups.empty()) assumed = {};
+  std::optional<int> searched;
+  // The tasks: every group's depths, the weakest first, and the search after the first group's.
+  // A run that checks races and moves data holds every rank's buffers, the race detector's
+  // state and the messages in flight (gigabytes at a thousand ranks); runs for completion only
+  // hold little. So at most one heavy run at a time, beside light ones: each group's heavy run
+  // goes after its light ones, so that they fill the time another group's heavy run takes.
+  struct Task {
+    std::size_t group = 0;
+    std::size_t rank = 0;  // the depth's place in the order of weakness
+    bool search = false;
+    bool heavy = true;
+  };
+  std::vector<Task> tasks;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    std::vector<Task> heavy;
+    for (std::size_t rank = 0; rank < depths; ++rank) {
+      const bool inherit = options.derive_race_freedom && rank > 0;
+      const Task task{g, rank, false, !(inherit && options.derive_results)};
+      (task.heavy && g > 0 ? heavy : tasks).push_back(task);
+    }
+    if (g == 0) tasks.push_back({0, 0, true, false});
+    tasks.insert(tasks.end(), heavy.begin(), heavy.end());
+  }
+  if (groups.empty()) tasks.push_back({0, 0, true, false});
+  std::mutex heavy_run;
+  run_tasks(tasks.size(), options.threads, [&](std::size_t t, RunCache& cache) {
+    const Task& task = tasks[t];
+    std::unique_lock<std::mutex> one_heavy(heavy_run, std::defer_lock);
+    if (task.heavy) one_heavy.lock();
+    if (task.search) {
+      searched = executor.min_fifo_depth(probe, assumed);
+      return;
+    }
+    const std::size_t k = by_weakness[task.rank];
+    const bool inherit = options.derive_race_freedom && task.rank > 0;
+    results[task.group][k] = run_depth(executor, options, base, groups[task.group],
+                                       options.fifo_depths[k], inherit, cache);
+  });
+  if (options.derive_race_freedom) {
+    RunCache cache;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      bool race_free_deeper = false;  // shown at a depth that orders no more than this one
+      for (std::size_t rank = 0; rank < depths; ++rank) {
+        auto& cases_here = results[g][by_weakness[rank]];
+        if (rank > 0 && !race_free_deeper) {
+          // Run as inheriting what a deeper depth did not show: again, checking for itself.
+          cases_here = run_depth(executor, options, base, groups[g],
+                                 options.fifo_depths[by_weakness[rank]], false, cache);
+        }
+        if (proven(cases_here)) race_free_deeper = true;
+      }
+    }
+  }
+  if (groups.empty()) {
+    report.min_fifo_depth = searched;
+  } else {
+    const Executor::KnownDepths known = known_depths(probe, results.front());
+    report.min_fifo_depth = known.completes_at == assumed.completes_at &&
+                                    known.deadlocks_below == assumed.deadlocks_below
+                                ? searched
+                                : executor.min_fifo_depth(probe, known);
+  }
+  // Reported in the order of the options, whichever thread ran them.
+  for (auto& by_depth : results) {
+    for (auto& depth_cases : by_depth) {
+      for (CaseResult& c : depth_cases) report.cases.push_back(std::move(c));
+    }
+  }
   return report;
 }
 

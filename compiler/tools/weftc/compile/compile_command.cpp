@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "../command_line.h"
 #include "../commands.h"
 #include "../memory_cap.h"
 #include "../progress_line.h"
@@ -46,6 +47,7 @@ struct CompileArgs {
   bool no_judge = false;
   bool candidates = false;  // --candidates: print every candidate time judged
   int seeds = 3;
+  int threads = 0;  // --threads: the proof's threads, 0 for one per core
   std::string output;
   std::vector<std::string> load;
   std::string max_memory;  // --max-memory: empty for nine tenths of what is available
@@ -220,6 +222,8 @@ int compile_within(const CompileArgs& args, const dsl::AlgorithmInfo& info_ref,
   options.verify.derive_race_freedom = true;
   // A smaller depth's run completing there gives the deeper race-free run's right result.
   options.verify.derive_results = true;
+  // The cases of different call modes and tile sizes run side by side, on every core.
+  options.verify.threads = args.threads;
   options.judge.enabled = !args.no_judge;
   options.judge.topology = args.topology;
   // A hierarchical shape is the machine's: its nodes of that many GPUs.
@@ -347,6 +351,9 @@ void add_compile_command(CLI::App& app, int& exit_code) {
                   "passes, since that proves the others")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
+  cmd->add_option("--threads", args->threads,
+                  "threads the proof runs its cases on (default 0: one per core)")
+      ->check(whole_number(0, 1024, "the proof's threads (0: one per core)"));
   cmd->add_option("-o,--output", args->output, "the XML file to write")->required();
   add_load_option(*cmd, args->load);
   cmd->callback([args, &exit_code] { exit_code = run_compile(*args); });

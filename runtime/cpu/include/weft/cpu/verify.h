@@ -39,6 +39,10 @@ struct VerifyOptions {
   // of those give the same, right, result. Needs derive_race_freedom. Off by default; `weftc
   // compile` sets it.
   bool derive_results = false;
+  // Threads that run the cases of different call modes, S and T side by side (0: one per
+  // hardware thread). Each keeps its own inputs and expected values, so memory grows by about
+  // one run's state per extra thread. The report is the same, in the same order, for any count.
+  int threads = 1;
 };
 
 struct CaseResult {
