@@ -151,3 +151,31 @@ TEST_CASE("assign: impossible manual assignments name the operation", "[compiler
                Catch::Contains("works on channel 0, but this operation is on channel 1"));
   }
 }
+
+TEST_CASE("assign: msccl-tools' placement puts a local step on the least advanced threadblock",
+          "[compiler][assign][placement]") {
+  // Rank 0 receives a chunk straight from rank 1, and one that rank 2 relays from rank 1 (a
+  // higher level), then copies the relayed chunk locally. Separate joins the copy to what it
+  // depends on, the receive from rank 2; msccl-tools' automatic policy (auto_assign_tbs) gives
+  // it to the threadblock of its channel whose latest step has the lowest level: the one that
+  // received from rank 1.
+  dsl::Program p("local", dsl::Collective::alltoall(3, 1, false));
+  p.chunk(1, dsl::input, 0).copy(0, dsl::output, 1);
+  p.chunk(1, dsl::input, 2).copy(2, "relay", 0).copy(0, dsl::output, 2);
+  p.chunk(0, dsl::output, 2).copy(0, "held", 0);
+  const compiler::InstructionDag dag = compiler::fuse(compiler::lower(p, {}));
+  const auto s = compiler::schedule(dag, {});
+  REQUIRE(s.has_value());
+  auto local_copy_peer = [&](dsl::Placement placement) {
+    const compiler::Assignment a =
+        compiler::assign(dag, *s, dsl::ThreadblockPolicy::Auto, {}, placement);
+    for (std::size_t k = 0; k < dag.size(); ++k) {
+      const compiler::Instruction& i = dag.instructions[k];
+      if (i.rank != 0 || i.send_to >= 0 || i.recv_from >= 0) continue;
+      return a.threadblocks[0][static_cast<std::size_t>(a.threadblock[k])].recv;
+    }
+    return -2;  // no local step on rank 0
+  };
+  CHECK(local_copy_peer(dsl::Placement::Separate) == 2);
+  CHECK(local_copy_peer(dsl::Placement::Msccl) == 1);
+}

@@ -225,3 +225,37 @@ TEST_CASE("judge: the level order without room for FIFO depth 2 is a candidate w
   CHECK_THAT(result.candidates.front().description,
              Catch::StartsWith("level order (unbounded FIFOs)"));
 }
+
+TEST_CASE("judge: the level order without room for FIFO depth 2 is left out where it deadlocks",
+          "[compiler][judge]") {
+  // Two ranks swap four chunks each. Unbounded, the level order puts a rank's four sends to its
+  // peer before its four receives from it: on one threadblock per peer (paired directions) both
+  // ranks fill their FIFOs of depth 2 and wait for each other, so that candidate is left out;
+  // with a threadblock per direction the same order completes, and is judged.
+  auto swap = [](dsl::Placement placement) {
+    dsl::Options options;
+    options.placement = placement;
+    dsl::Program p("swap", dsl::Collective::alltoall(2, 4, false), options);
+    for (int r = 0; r < 2; ++r) {
+      for (int c = 0; c < 4; ++c) {
+        p.chunk(r, dsl::input, 4 * r + c).copy(r, dsl::output, 4 * r + c);
+        p.chunk(r, dsl::input, 4 * (1 - r) + c).copy(1 - r, dsl::output, 4 * r + c);
+      }
+    }
+    return p;
+  };
+  auto unbounded = [](const compiler::CompileResult& result) {
+    int count = 0;
+    for (const compiler::JudgedCandidate& c : result.candidates) {
+      UNSCOPED_INFO(c.description);
+      if (c.description.find("unbounded FIFOs") != std::string::npos) ++count;
+    }
+    return count;
+  };
+  const compiler::CompileResult paired =
+      compiled(swap(dsl::Placement::Paired), compiler::Incumbent::Msccl);
+  const compiler::CompileResult separate =
+      compiled(swap(dsl::Placement::Separate), compiler::Incumbent::Msccl);
+  CHECK(unbounded(paired) == 0);
+  CHECK(unbounded(separate) > 0);
+}
