@@ -189,8 +189,10 @@ void Scheduler::execute(int g, const PlanStep& step) {
   if (races_) races_->on_step(g, tile, index);
   if (step.type == ir::StepType::Nop) return;
   if (!options_.move_data) {
-    // Completion only: messages carry nothing, and nothing is read or written.
-    if (ir::receives(step.type)) release(core_->take(g, wake_one));
+    // Completion only: messages carry nothing, and nothing is read or written. A taken message
+    // is dropped, not kept for reuse: no send here takes one back, so kept ones would pile up,
+    // one per message of the run.
+    if (ir::receives(step.type)) core_->take(g, wake_one);
     if (ir::sends(step.type)) {
       core_->put(g, {}, wake_one);
       ++result_.messages;
