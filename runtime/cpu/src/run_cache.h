@@ -43,6 +43,9 @@ struct RunCacheState {
 
   std::optional<InputShape> expected_shape;
   ExpectedByList expected;
+
+  // The buffers of the latest run, overwritten by the next: kept so that their memory is reused.
+  std::vector<RankBuffers> results;
 };
 
 }  // namespace weft::cpu::detail
