@@ -148,7 +148,9 @@ void add_verify_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--seeds", args->seeds, "Interleavings to try per case")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  cmd->add_option("--threads", args->threads, "Threads the cases run on (default 0: one per core)")
+  cmd->add_option("--threads", args->threads,
+                  "Threads of the sweep: runs that check data go one at a time, the least-depth "
+                  "search beside them (default 0: one per core)")
       ->check(whole_number(0, 1024, "the threads (0: one per core)"));
   cmd->add_option("--dtype", args->dtype,
                   "Data type: int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double")
