@@ -86,8 +86,7 @@ int verify_file(const std::string& path, const VerifyArgs& args, const ir::Limit
   options.root = args.root;
   if (args.mode == "in-place") options.in_place = true;
   if (args.mode == "out-of-place") options.in_place = false;
-  // The cases of different call modes and tile sizes run side by side, on every core.
-  options.threads = args.threads;
+  options.threads = args.threads;  // runs that check data still go one at a time
 
   bool has_postcondition = true;
   cpu::Executor executor(*algo, spec_for(*algo, args.root, has_postcondition));

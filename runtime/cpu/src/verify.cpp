@@ -57,15 +57,20 @@ struct Group {
   std::size_t tile = 0;
 };
 
+// Whether a depth's cases show race freedom for the smaller depths: its first seed passed.
+bool proven(const std::vector<CaseResult>& cases) {
+  return !cases.empty() && cases.front().result.outcome == Outcome::Pass;
+}
+
 // One depth's seeds of one group. `inherit`: a deeper depth of the group was shown race-free
 // (and right), so this one checks no races (and, with derive_results, runs for completion only).
 std::vector<CaseResult> run_depth(const Executor& executor, const VerifyOptions& options,
                                   const RunOptions& base, const Group& group, int depth,
                                   bool inherit, RunCache& cache) {
   std::vector<CaseResult> cases;
-  bool proven = false;  // the first seed passed, race freedom shown or inherited
   for (int seed = 1; seed <= options.seeds; ++seed) {
-    if (seed > 1 && options.skip_proven_seeds && proven) break;
+    // The first seed passed, race freedom shown or inherited: the others would repeat it.
+    if (seed > 1 && options.skip_proven_seeds && proven(cases)) break;
     RunOptions run = base;
     run.in_place = group.in_place;
     run.chunk_elements = group.chunk;
@@ -77,14 +82,8 @@ std::vector<CaseResult> run_depth(const Executor& executor, const VerifyOptions&
     run.check_races = seed == 1 && !inherit;
     run.completion_only = inherit && options.derive_results;
     cases.push_back({run, executor.run(run, cache)});
-    if (seed == 1) proven = cases.back().result.outcome == Outcome::Pass;
   }
   return cases;
-}
-
-// Whether a depth's cases show race freedom for the smaller depths: its first seed passed.
-bool proven(const std::vector<CaseResult>& cases) {
-  return !cases.empty() && cases.front().result.outcome == Outcome::Pass;
 }
 
 // Runs `tasks` on up to `threads` threads (0: one per hardware thread), each with its own cache:
@@ -173,8 +172,9 @@ VerifyReport verify(const Executor& executor, const VerifyOptions& options) {
   // The tasks: every group's depths, the weakest first, and the search after the first group's.
   // A run that checks races and moves data holds every rank's buffers, the race detector's
   // state and the messages in flight (gigabytes at a thousand ranks); runs for completion only
-  // hold little. So at most one heavy run at a time, beside light ones: each group's heavy run
-  // goes after its light ones, so that they fill the time another group's heavy run takes.
+  // hold little. So at most one heavy run at a time, beside light ones: the first group's heavy
+  // run goes first, every later group's after its light ones, so that light runs fill the time
+  // a heavy one takes.
   struct Task {
     std::size_t group = 0;
     std::size_t rank = 0;  // the depth's place in the order of weakness

@@ -222,7 +222,7 @@ int compile_within(const CompileArgs& args, const dsl::AlgorithmInfo& info_ref,
   options.verify.derive_race_freedom = true;
   // A smaller depth's run completing there gives the deeper race-free run's right result.
   options.verify.derive_results = true;
-  // The cases of different call modes and tile sizes run side by side, on every core.
+  // The smaller depths' completion-only runs go beside the deepest one's (default: every core).
   options.verify.threads = args.threads;
   options.judge.enabled = !args.no_judge;
   options.judge.topology = args.topology;

@@ -40,8 +40,9 @@ struct VerifyOptions {
   // compile` sets it.
   bool derive_results = false;
   // Threads that run the cases of different call modes, S and T side by side (0: one per
-  // hardware thread). Each keeps its own inputs and expected values, so memory grows by about
-  // one run's state per extra thread. The report is the same, in the same order, for any count.
+  // hardware thread): runs that check races and move data one at a time, completion-only runs
+  // and the least-depth search beside them. Each thread keeps its own inputs, expected values
+  // and result buffers. The report is the same, in the same order, for any count.
   int threads = 1;
 };
 
