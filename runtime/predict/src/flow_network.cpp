@@ -14,10 +14,14 @@ FlowNetwork::FlowNetwork(std::vector<double> capacity, std::vector<bool> fair)
     : capacity_(std::move(capacity)),
       fair_(capacity_.size(), 0),
       load_(capacity_.size(), 0),
+      share_(capacity_.size(), kUnbound),
       members_(capacity_.size()),
       demand_(capacity_.size(), 0),
       level_(capacity_.size(), kUnbound),
-      dirty_stamp_(capacity_.size(), 0) {
+      least_(capacity_.size(), kUnbound),
+      dirty_stamp_(capacity_.size(), 0),
+      changed_stamp_(capacity_.size(), 0),
+      load_before_(capacity_.size(), 0) {
   for (std::size_t l = 0; l < fair.size() && l < fair_.size(); ++l) fair_[l] = fair[l] ? 1 : 0;
 }
 
@@ -30,7 +34,7 @@ double FlowNetwork::even_limit(const Flow& flow) const {
   double limit = flow.cap;
   for (const LinkUse& use : flow.uses) {
     const auto l = static_cast<std::size_t>(use.link);
-    if (fair_[l] == 0) limit = std::min(limit, capacity_[l] / load_[l]);
+    if (fair_[l] == 0) limit = std::min(limit, share_[l]);
   }
   return limit;
 }
@@ -60,9 +64,13 @@ void FlowNetwork::relimit(int id) {
   Flow& flow = flows_[static_cast<std::size_t>(id)];
   const double limit = even_limit(flow);
   if (limit == flow.limit) return;
-  for (const LinkUse& use : flow.uses) {
-    if (fair_[static_cast<std::size_t>(use.link)] == 0) continue;
-    demand_[static_cast<std::size_t>(use.link)] +=
+  for (std::size_t k = 0; k < flow.uses.size(); ++k) {
+    const LinkUse& use = flow.uses[k];
+    const auto l = static_cast<std::size_t>(use.link);
+    members_[l][flow.slots[k]].limit = limit;
+    if (fair_[l] == 0) continue;
+    least_[l] = std::min(least_[l], limit);
+    demand_[l] +=
         demand_on(limit, use.weight, use.link) - demand_on(flow.limit, use.weight, use.link);
     mark_dirty(use.link);
   }
@@ -70,21 +78,50 @@ void FlowNetwork::relimit(int id) {
   touch(id);
 }
 
-void FlowNetwork::relimit_links(std::span<const LinkUse> uses, bool started, int skip) {
-  for (const LinkUse& use : uses) {
-    const auto l = static_cast<std::size_t>(use.link);
+void FlowNetwork::begin(double now) {
+  if (open_ && now == now_) return;
+  if (open_) resolve();
+  ++pass_;
+  open_ = true;
+  now_ = now;
+}
+
+void FlowNetwork::mark_changed(int link) {
+  const auto l = static_cast<std::size_t>(link);
+  if (changed_stamp_[l] == pass_) return;
+  changed_stamp_[l] = pass_;
+  load_before_[l] = load_[l];
+  changed_.push_back(link);
+}
+
+void FlowNetwork::relimit_links() {
+  for (const int link : changed_) {
+    const auto l = static_cast<std::size_t>(link);
+    share_[l] = load_[l] > 0 ? capacity_[l] / load_[l] : kUnbound;
+  }
+  for (const int link : changed_) {
+    const auto l = static_cast<std::size_t>(link);
     if (fair_[l] != 0) {
-      mark_dirty(use.link);
+      mark_dirty(link);
       continue;
     }
-    // An even link whose share, with the changed flow on it, is no less than any flow's cap
+    // An even link whose share, before the instant and after it, is no less than any flow's cap
     // limits none of its flows, before or after.
-    const double load = started ? load_[l] : load_[l] + use.weight;
-    if (capacity_[l] / load >= max_cap_) continue;
+    const double heaviest = std::max(load_before_[l], load_[l]);
+    if (heaviest <= 0 || capacity_[l] / heaviest >= max_cap_) continue;
+    // A flow limited below the lesser of the link's shares, before and after, is limited
+    // elsewhere either way.
+    const double lesser = capacity_[l] / heaviest;
     for (const Member& member : members_[l]) {
-      if (member.id != skip) relimit(member.id);
+      if (member.limit >= lesser) relimit(member.id);
     }
   }
+  for (const int id : started_) {
+    relimit(id);
+    touch(id);
+  }
+  changed_.clear();
+  started_.clear();
 }
 
 double FlowNetwork::water_level(int link) {
@@ -92,15 +129,24 @@ double FlowNetwork::water_level(int link) {
   const double capacity = capacity_[l];
   // The running sum drifts by rounding: near the capacity it is summed again.
   if (demand_[l] <= capacity * (1 - 1e-9)) return kUnbound;
+  // Mostly every flow of a busy link asks more than an even split of it (they are alike): the
+  // level is that split. Then the flows need not be read: the running sums answer, with the
+  // least limit kept as a bound from below (exact after each reading; a flow that leaves or
+  // rises leaves it low, and the next reading mends it).
+  const double even = capacity / load_[l];
+  if (demand_[l] > capacity * (1 + 1e-9) && even <= least_[l]) return even;
   double demand = 0;
-  fill_.clear();
+  double least = kUnbound;
   for (const Member& member : members_[l]) {
-    const double limit = flows_[static_cast<std::size_t>(member.id)].limit;
-    demand += demand_on(limit, member.weight, link);
-    fill_.emplace_back(limit, member.weight);
+    demand += demand_on(member.limit, member.weight, link);
+    least = std::min(least, member.limit);
   }
   demand_[l] = demand;
+  least_[l] = least;
   if (demand <= capacity) return kUnbound;
+  if (even <= least) return even;
+  fill_.clear();
+  for (const Member& member : members_[l]) fill_.emplace_back(member.limit, member.weight);
   // The level λ where Σ weight × min(limit, λ) reaches the capacity: flows held below it take
   // their limit, the rest share what is left, each as much per unit of weight. Found by
   // selection on the limits (expected linear time; a sort per event was a fifth of an alltoall's
@@ -129,14 +175,21 @@ double FlowNetwork::water_level(int link) {
   return weight_above > 0 ? left / weight_above : kUnbound;
 }
 
-void FlowNetwork::resolve(double now) {
+void FlowNetwork::resolve() {
+  open_ = false;
+  const double now = now_;
+  relimit_links();
   for (const int link : dirty_) {
     const auto l = static_cast<std::size_t>(link);
     const double level = members_[l].empty() ? kUnbound : water_level(link);
     if (members_[l].empty()) demand_[l] = 0;
     if (level == level_[l]) continue;
+    // A flow held below both levels by its limit keeps its rate.
+    const double lower = std::min(level, level_[l]);
     level_[l] = level;
-    for (const Member& member : members_[l]) touch(member.id);
+    for (const Member& member : members_[l]) {
+      if (member.limit > lower) touch(member.id);
+    }
   }
   for (const int id : touched_) {
     Flow& flow = flows_[static_cast<std::size_t>(id)];
@@ -146,7 +199,7 @@ void FlowNetwork::resolve(double now) {
       if (fair_[l] != 0) rate = std::min(rate, level_[l]);
     }
     // A flow whose rate stays keeps its end; its bytes are settled only when its rate changes.
-    if (flow.heap_slot >= 0 && rate == flow.rate) continue;
+    if (heap_slot_[static_cast<std::size_t>(id)] >= 0 && rate == flow.rate) continue;
     settle(flow, now);
     flow.rate = rate;
     flow.end = now + flow.remaining / rate;
@@ -156,74 +209,76 @@ void FlowNetwork::resolve(double now) {
   touched_.clear();
 }
 
-bool FlowNetwork::earlier(int a, int b) const {
-  const double ea = flows_[static_cast<std::size_t>(a)].end;
-  const double eb = flows_[static_cast<std::size_t>(b)].end;
-  return ea != eb ? ea < eb : a < b;
-}
-
-void FlowNetwork::place(std::size_t slot, int id) {
-  heap_[slot] = id;
-  flows_[static_cast<std::size_t>(id)].heap_slot = static_cast<int>(slot);
+void FlowNetwork::place(std::size_t slot, HeapEntry entry) {
+  heap_[slot] = entry;
+  heap_slot_[static_cast<std::size_t>(entry.id)] = static_cast<int>(slot);
 }
 
 void FlowNetwork::sift_up(std::size_t slot) {
-  const int id = heap_[slot];
+  const HeapEntry entry = heap_[slot];
   while (slot > 0) {
     const std::size_t parent = (slot - 1) / 2;
-    if (!earlier(id, heap_[parent])) break;
+    if (!entry.before(heap_[parent])) break;
     place(slot, heap_[parent]);
     slot = parent;
   }
-  place(slot, id);
+  place(slot, entry);
 }
 
 void FlowNetwork::sift_down(std::size_t slot) {
-  const int id = heap_[slot];
+  const HeapEntry entry = heap_[slot];
   const std::size_t size = heap_.size();
   while (true) {
     std::size_t child = 2 * slot + 1;
     if (child >= size) break;
-    if (child + 1 < size && earlier(heap_[child + 1], heap_[child])) ++child;
-    if (!earlier(heap_[child], id)) break;
+    if (child + 1 < size && heap_[child + 1].before(heap_[child])) ++child;
+    if (!heap_[child].before(entry)) break;
     place(slot, heap_[child]);
     slot = child;
   }
-  place(slot, id);
+  place(slot, entry);
 }
 
 void FlowNetwork::heap_update(int id) {
-  Flow& flow = flows_[static_cast<std::size_t>(id)];
-  if (flow.heap_slot < 0) {
-    heap_.push_back(id);
+  const double end = flows_[static_cast<std::size_t>(id)].end;
+  const int slot = heap_slot_[static_cast<std::size_t>(id)];
+  if (slot < 0) {
+    heap_.push_back({end, id});
     sift_up(heap_.size() - 1);
     return;
   }
-  const auto slot = static_cast<std::size_t>(flow.heap_slot);
-  sift_up(slot);
-  sift_down(static_cast<std::size_t>(flow.heap_slot));
+  const auto at = static_cast<std::size_t>(slot);
+  const bool sooner = end < heap_[at].end;
+  heap_[at].end = end;
+  if (sooner) {
+    sift_up(at);
+  } else {
+    sift_down(at);
+  }
 }
 
 void FlowNetwork::heap_remove(int id) {
-  Flow& flow = flows_[static_cast<std::size_t>(id)];
-  if (flow.heap_slot < 0) return;
-  const auto slot = static_cast<std::size_t>(flow.heap_slot);
-  flow.heap_slot = -1;
-  const int last = heap_.back();
+  const int slot = heap_slot_[static_cast<std::size_t>(id)];
+  if (slot < 0) return;
+  heap_slot_[static_cast<std::size_t>(id)] = -1;
+  const HeapEntry last = heap_.back();
   heap_.pop_back();
-  if (last == id) return;
-  place(slot, last);
-  sift_up(slot);
-  sift_down(static_cast<std::size_t>(flows_[static_cast<std::size_t>(last)].heap_slot));
+  if (last.id == id) return;
+  const auto at = static_cast<std::size_t>(slot);
+  place(at, last);
+  sift_up(at);
+  sift_down(static_cast<std::size_t>(heap_slot_[static_cast<std::size_t>(last.id)]));
 }
 
 int FlowNetwork::start(double now, double bytes, std::span<const LinkUse> uses, double cap) {
+  begin(now);
   int id = 0;
   if (free_ids_.empty()) {
     id = static_cast<int>(flows_.size());
     flows_.emplace_back();
     limit_stamp_.push_back(0);
     touch_stamp_.push_back(0);
+    heap_slot_.push_back(-1);
   } else {
     id = free_ids_.back();
     free_ids_.pop_back();
@@ -239,30 +294,34 @@ int FlowNetwork::start(double now, double bytes, std::span<const LinkUse> uses, 
   max_cap_ = std::max(max_cap_, flow.cap);
   for (std::size_t k = 0; k < uses.size(); ++k) {
     const auto l = static_cast<std::size_t>(uses[k].link);
+    mark_changed(uses[k].link);
     load_[l] += uses[k].weight;
     flow.slots[k] = members_[l].size();
     members_[l].push_back({id, uses[k].weight});
   }
-  ++pass_;
-  relimit_links(uses, true, id);
-  relimit(id);
-  touch(id);
-  resolve(now);
+  started_.push_back(id);
   return id;
 }
 
 std::optional<std::pair<double, int>> FlowNetwork::next_end() {
+  if (open_) resolve();
   if (heap_.empty()) return std::nullopt;
-  const int id = heap_.front();
-  return std::pair{flows_[static_cast<std::size_t>(id)].end, id};
+  return std::pair{heap_.front().end, heap_.front().id};
+}
+
+bool FlowNetwork::open_and_quiet(double now) const {
+  if (!open_ || now != now_) return false;
+  return heap_.empty() || heap_.front().end > now;
 }
 
 void FlowNetwork::finish(double now, int id) {
+  begin(now);
   heap_remove(id);
   Flow& flow = flows_[static_cast<std::size_t>(id)];
   for (std::size_t k = 0; k < flow.uses.size(); ++k) {
     const LinkUse& use = flow.uses[k];
     const auto l = static_cast<std::size_t>(use.link);
+    mark_changed(use.link);
     // Out of the link's list in constant time: the last member takes this one's place.
     auto& list = members_[l];
     const std::size_t slot = flow.slots[k];
@@ -278,11 +337,7 @@ void FlowNetwork::finish(double now, int id) {
     load_[l] = list.empty() ? 0 : std::max(0.0, load_[l] - use.weight);
     if (fair_[l] != 0) demand_[l] -= demand_on(flow.limit, use.weight, use.link);
   }
-  const std::vector<LinkUse> uses = std::move(flow.uses);
   flow.uses.clear();
-  ++pass_;
-  relimit_links(uses, false, -1);
-  resolve(now);
   free_ids_.push_back(id);
 }
 

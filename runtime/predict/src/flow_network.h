@@ -18,7 +18,10 @@
 // within its capacity.
 //
 // When a flow starts or ends, only the flows that share a link with it, and the flows of fair
-// links whose level moves, change rate: a flow whose rate stays keeps its end. Ends are kept in
+// links whose level moves, change rate: a flow whose rate stays keeps its end. The starts and
+// ends of one instant are settled together when the next end is asked for: a step's end is
+// mostly followed by its threadblock's next start at the same time, and the flows of a busy GPU
+// were re-rated (and their ends moved in the heap) once for each. Ends are kept in
 // an indexed binary heap, one entry per running flow that a new rate moves in place (a queue of
 // superseded entries grew with every re-rating, and on a link shared by hundreds of flows,
 // popping them was most of a prediction's time).
@@ -44,19 +47,25 @@ class FlowNetwork {
   explicit FlowNetwork(std::vector<double> capacity, std::vector<bool> fair = {});
 
   // A flow of `bytes` over `uses` (each link at most once) at most `cap` bytes per microsecond,
-  // from `now`. Returns its id. A flow with no links runs at `cap`.
+  // from `now`. Returns its id. A flow with no links runs at `cap`. Starts and finishes may come
+  // in any order within one instant; `now` never goes back.
   int start(double now, double bytes, std::span<const LinkUse> uses, double cap);
-  // The earliest end among running flows: (time, id).
+  // The earliest end among running flows: (time, id). Settles the rates first.
   std::optional<std::pair<double, int>> next_end();
   // Ends flow `id` at `now` (its next_end()).
   void finish(double now, int id);
+  // Whether `now` is the instant open for starts and finishes and no flow ends by then, so that
+  // more of it may join without settling the rates first. A flow's end moves with its rate but
+  // stays after `now` while bytes are left, so the ends before settling answer.
+  bool open_and_quiet(double now) const;
 
  private:
-  // A running flow on a link, with its weight there: the water level reads both for every flow
-  // of a link, and looking the weight up in the flow's uses was a third of that.
+  // A running flow on a link, with its weight there and its limit: the water level reads both
+  // for every flow of a link, and looking them up in the flow was most of that.
   struct Member {
     int id = 0;
     double weight = 1;
+    double limit = 0;
   };
   struct Flow {
     std::vector<LinkUse> uses;
@@ -66,28 +75,38 @@ class FlowNetwork {
     double limit = 0;                // its cap and its even links' shares
     double cap = 0;
     double updated = 0;
-    double end = 0;      // when it ends at its rate
-    int heap_slot = -1;  // its place in heap_, or -1 when not running
+    double end = 0;  // when it ends at its rate
   };
 
   void settle(Flow& flow, double now);
+  // Opens the instant `now` for starts and finishes (settling an earlier one first).
+  void begin(double now);
+  // A link whose load moves in this instant: its load before is kept, for relimit_links.
+  void mark_changed(int link);
   double even_limit(const Flow& flow) const;
   // What a flow of this limit and weight asks of fair link `link` (up to the whole link).
   double demand_on(double limit, double weight, int link) const;
-  // After loads changed on `uses` (a flow started there, or ended: `started` false): new limits
-  // for the flows of the even links among them.
-  void relimit_links(std::span<const LinkUse> uses, bool started, int skip);
+  // After loads changed on the links marked: new limits for the flows of the even links among
+  // them, and for the flows started.
+  void relimit_links();
   void relimit(int id);
   void touch(int id);
   void mark_dirty(int link);
   double water_level(int link);
-  // New levels for the fair links marked, then new rates for every flow touched.
-  void resolve(double now);
+  // New limits (relimit_links), new levels for the fair links marked, then new rates for every
+  // flow touched, at the open instant.
+  void resolve();
 
   // The heap of running flows by (end, id): the same order the simulator has always broken ties
-  // in, so the earliest end is unique.
-  bool earlier(int a, int b) const;
-  void place(std::size_t slot, int id);
+  // in, so the earliest end is unique. An entry holds its end: comparisons read the heap alone.
+  struct HeapEntry {
+    double end = 0;
+    int id = 0;
+    bool before(const HeapEntry& other) const {
+      return end != other.end ? end < other.end : id < other.id;
+    }
+  };
+  void place(std::size_t slot, HeapEntry entry);
   void sift_up(std::size_t slot);
   void sift_down(std::size_t slot);
   void heap_update(int id);
@@ -96,19 +115,28 @@ class FlowNetwork {
   std::vector<double> capacity_;
   std::vector<char> fair_;
   std::vector<double> load_;                  // per link: weight of running flows
+  std::vector<double> share_;                 // per even link: its capacity over its load
   std::vector<std::vector<Member>> members_;  // per link: running flows on it
   std::vector<double> demand_;                // per fair link: what its flows' limits ask of it
   std::vector<double> level_;                 // per fair link: the water level (infinite: unbound)
+  std::vector<double> least_;                 // per fair link: at most its flows' least limit
   std::vector<std::uint32_t> dirty_stamp_;    // per link: the pass that marked it
   std::vector<int> dirty_;                    // fair links whose demand moved in this pass
+  std::vector<std::uint32_t> changed_stamp_;  // per link: the pass that changed its load
+  std::vector<double> load_before_;           // per link changed: its load when the pass began
+  std::vector<int> changed_;                  // links whose load moved in this pass
+  std::vector<int> started_;                  // flows started in this pass
   std::vector<Flow> flows_;
   std::vector<int> free_ids_;
-  std::vector<int> heap_;
-  std::vector<std::uint32_t> limit_stamp_;       // per flow: the pass that re-limited it
-  std::vector<std::uint32_t> touch_stamp_;       // per flow: the pass that touched it
-  std::vector<int> touched_;                     // flows whose rate may have moved in this pass
+  std::vector<HeapEntry> heap_;
+  std::vector<int> heap_slot_;              // per flow: its place in heap_, or -1 when not running
+  std::vector<std::uint32_t> limit_stamp_;  // per flow: the pass that re-limited it
+  std::vector<std::uint32_t> touch_stamp_;  // per flow: the pass that touched it
+  std::vector<int> touched_;                // flows whose rate may have moved in this pass
   std::vector<std::pair<double, double>> fill_;  // scratch: (limit, weight) for water-filling
   std::uint32_t pass_ = 0;
+  bool open_ = false;   // starts or finishes wait for resolve()
+  double now_ = 0;      // the open instant
   double max_cap_ = 0;  // the largest cap of any flow started
 };
 

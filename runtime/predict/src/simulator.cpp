@@ -212,6 +212,7 @@ class Run {
   void complete(int g, double now);
   void finish(int g, double now);
   void finish_at(int g, double time) { attempts_.push({time, order_++, g, true}); }
+  void take_attempt();  // the earliest attempt, or a receiver's end its last bytes allow
   int new_message(double first_us, int record) {
     int id = 0;
     if (free_messages_.empty()) {
@@ -421,11 +422,28 @@ void Run::finish(int g, double now) {
   schedule(g, now);
 }
 
+void Run::take_attempt() {
+  const Attempt next = attempts_.top();
+  attempts_.pop();
+  if (next.finish) {
+    finish(next.threadblock, next.time);
+    return;
+  }
+  queued_[static_cast<std::size_t>(next.threadblock)] = 0;
+  attempt(next.threadblock, next.time);
+}
+
 void Run::run() {
   for (std::size_t g = 0; g < plan_.threadblocks.size(); ++g) {
     if (!core_.finished(static_cast<int>(g))) schedule(static_cast<int>(g), 0);
   }
   while (error_.empty()) {
+    // What happens at the instant the network has open joins it while nothing ends by then
+    // (flow_network.h): the rates are settled once for all of it.
+    if (!attempts_.empty() && network_.open_and_quiet(attempts_.top().time)) {
+      take_attempt();
+      continue;
+    }
     const auto end = network_.next_end();
     const bool have_attempt = !attempts_.empty();
     if (!end && !have_attempt) break;
@@ -435,14 +453,7 @@ void Run::run() {
       complete(flow_owner_[static_cast<std::size_t>(end->second)], end->first);
       continue;
     }
-    const Attempt next = attempts_.top();
-    attempts_.pop();
-    if (next.finish) {
-      finish(next.threadblock, next.time);
-      continue;
-    }
-    queued_[static_cast<std::size_t>(next.threadblock)] = 0;
-    attempt(next.threadblock, next.time);
+    take_attempt();
   }
   if (!error_.empty()) {
     result_.error = error_;
