@@ -325,9 +325,28 @@ PYBIND11_MODULE(_weft, m) {
             if (!compiler::write_xml_file(r, path, &error)) throw py::value_error(error);
           },
           py::arg("path"))
-      .def("info", [](const compiler::CompileResult& r) -> py::object {
-        if (!r.algorithm) return py::none();
-        return summary_dict(*r.algorithm);
+      .def("info",
+           [](const compiler::CompileResult& r) -> py::object {
+             if (!r.algorithm) return py::none();
+             return summary_dict(*r.algorithm);
+           })
+      .def_readonly("judged_sizes", &compiler::CompileResult::judged_sizes)
+      .def_property_readonly("candidates", [](const compiler::CompileResult& r) {
+        // What `weftc compile --candidates` prints: each schedule time judged, with its
+        // predicted microseconds at judged_sizes, and which was kept.
+        py::list out;
+        for (const compiler::JudgedCandidate& c : r.candidates) {
+          py::dict d;
+          d["description"] = c.description;
+          d["steps"] = c.steps;
+          d["threadblocks"] = c.threadblocks;
+          d["channels"] = c.channels;
+          d["critical_path"] = c.critical_path;
+          d["times_us"] = c.times_us;
+          d["kept"] = c.kept;
+          out.append(d);
+        }
+        return out;
       });
 
   m.def(

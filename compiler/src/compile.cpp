@@ -130,6 +130,7 @@ void run_passes(const dsl::Program& program, const ir::LimitsProfile& limits,
   const std::uint64_t steps =
       static_cast<std::uint64_t>(primary.dag.size()) * static_cast<std::uint64_t>(instances);
   std::optional<detail::Scheduled> unbounded;
+  std::optional<detail::Scheduled> msccl_fused;
   if (judge_options.enabled && (judge_options.max_steps == 0 || steps <= judge_options.max_steps)) {
     second = detail::fuse_and_schedule(
         lowered, forwarded ? &*forwarded : nullptr, result.stats.forwarded, options.fusion,
@@ -147,6 +148,16 @@ void run_passes(const dsl::Program& program, const ir::LimitsProfile& limits,
       } else {
         primaries.push_back(&*unbounded);
       }
+    }
+    // Where msccl-tools' choices are the incumbent, its fusion too (fuse.h), first: it fuses
+    // less, and a result sent two ways then leaves on both at once, each on a channel of its own
+    // where a channel per data chain is tried.
+    if (judge_options.incumbent == Incumbent::Msccl && options.fusion) {
+      msccl_fused = detail::fuse_and_schedule(
+          lowered, forwarded ? &*forwarded : nullptr, result.stats.forwarded, options.fusion,
+          ScheduleOrder::Level, lap, /*unbounded=*/false, /*msccl_fusion=*/true);
+      if (msccl_fused->schedule && !(level.schedule && detail::same_schedule(level, *msccl_fused)))
+        primaries.insert(primaries.begin(), &*msccl_fused);
     }
   }
 

@@ -16,14 +16,14 @@ using ir::StepType;
 
 // For each receive, the send fusion would join to it (fuse.cpp's test, without the per-channel
 // pairing of connections that this plan is about to make room for); -1 where none.
-std::vector<int> next_hops(const InstructionDag& dag) {
+std::vector<int> next_hops(const InstructionDag& dag, std::span<const char> keep_apart) {
   const detail::SlotSpace slots(dag);
   const auto& in = dag.instructions;
   std::vector<int> last_writer(slots.size(), -1);
   std::vector<int> next(dag.size(), -1);
   for (std::size_t k = 0; k < dag.size(); ++k) {
     const Instruction& send = in[k];
-    if (send.type == StepType::Send) {
+    if (send.type == StepType::Send && (keep_apart.empty() || !keep_apart[k])) {
       const int w = detail::joinable_receive(dag, slots, last_writer, next, send);
       if (w >= 0) next[static_cast<std::size_t>(w)] = static_cast<int>(k);
     }
@@ -43,10 +43,11 @@ std::uint64_t connection_key(int sender, int receiver, int channel) {
 
 }  // namespace
 
-std::optional<InstructionDag> channel_per_data_chain(const InstructionDag& dag, int max_channels) {
+std::optional<InstructionDag> channel_per_data_chain(const InstructionDag& dag, int max_channels,
+                                                     std::span<const char> keep_apart) {
   const std::size_t n = dag.size();
   const auto& in = dag.instructions;
-  const std::vector<int> next = next_hops(dag);
+  const std::vector<int> next = next_hops(dag, keep_apart);
 
   // Every edge of a chain (a message, or a receive to the send it will fuse with) points to a
   // later instruction, and every instruction has at most one edge in: one forward sweep finds

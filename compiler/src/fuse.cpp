@@ -147,4 +147,55 @@ InstructionDag fuse(const InstructionDag& dag, FuseStats* stats, std::span<const
   return out;
 }
 
+std::vector<char> msccl_unfused_sends(const InstructionDag& dag) {
+  const detail::SlotSpace slots(dag);
+  const std::size_t n = dag.size();
+  const auto& in = dag.instructions;
+  // msccl-tools' dependencies: a read depends on the slot's last writer; a write (a reduce's
+  // destination too) on the reads since that write, or on the writer itself when none came.
+  std::vector<int> last_writer(slots.size(), -1);
+  std::vector<char> read_since(slots.size(), 0);
+  std::vector<int> dependents(n, 0);
+  std::vector<int> last_dependent(n, -1);  // counts each dependent once
+  std::vector<int> producer(n, -1);        // per send: the last writer of its first slot
+  const auto depend = [&](int writer, int k) {
+    if (writer < 0 || last_dependent[static_cast<std::size_t>(writer)] == k) return;
+    last_dependent[static_cast<std::size_t>(writer)] = k;
+    ++dependents[static_cast<std::size_t>(writer)];
+  };
+  for (std::size_t k = 0; k < n; ++k) {
+    const Instruction& ins = in[k];
+    const int self = static_cast<int>(k);
+    if (reads_source(ins)) {
+      if (ins.type == StepType::Send)
+        producer[k] = last_writer[slots.slot(ins.rank, ins.srcbuf, ins.srcoff)];
+      for (int j = 0; j < ins.count; ++j) {
+        const std::size_t slot = slots.slot(ins.rank, ins.srcbuf, ins.srcoff + j);
+        depend(last_writer[slot], self);
+        read_since[slot] = 1;
+      }
+    }
+    if (writes_destination(ins)) {
+      for (int j = 0; j < ins.count; ++j) {
+        const std::size_t slot = slots.slot(ins.rank, ins.dstbuf, ins.dstoff + j);
+        if (!read_since[slot]) depend(last_writer[slot], self);
+        last_writer[slot] = self;
+        read_since[slot] = 0;
+      }
+    }
+  }
+  std::vector<char> apart(n, 0);
+  for (std::size_t k = 0; k < n; ++k) {
+    const int w = producer[k];
+    if (w < 0 || in[k].send_to < 0) continue;
+    const Instruction& recv = in[static_cast<std::size_t>(w)];
+    const Instruction& delivered = in[static_cast<std::size_t>(in[k].send_to)];
+    const bool same_place = recv.dstbuf == delivered.dstbuf && recv.dstoff == delivered.dstoff;
+    const bool only_dependent =
+        recv.type != StepType::RecvReduceCopy || dependents[static_cast<std::size_t>(w)] == 1;
+    if (!same_place || !only_dependent) apart[k] = 1;
+  }
+  return apart;
+}
+
 }  // namespace weft::compiler

@@ -8,10 +8,11 @@ namespace weft::compiler::detail {
 
 Scheduled fuse_and_schedule(const InstructionDag& lowered, const InstructionDag* forwarded,
                             const ForwardStats& forward_stats, bool fusion, ScheduleOrder first,
-                            const Lap& lap, bool unbounded) {
+                            const Lap& lap, bool unbounded, bool msccl_fusion) {
   Scheduled out;
   out.order = first;
   out.unbounded = unbounded;
+  out.msccl_fusion = msccl_fusion;
   out.forwarded = forward_stats;
   // Depth 2 first: what every runtime guarantees (docs/architecture.md §2.4); unbounded leaves
   // deadlock freedom to the executor's verdict.
@@ -49,8 +50,12 @@ Scheduled fuse_and_schedule(const InstructionDag& lowered, const InstructionDag*
     if (built != wanted) {
       base = attempt.forwarded && forwarded ? forwarded : &lowered;
       if (attempt.fused) {
-        keep_apart.assign(base->size(), 0);
-        out.dag = fuse(*base, &out.fused, {}, &absorbed);
+        if (msccl_fusion) {
+          keep_apart = msccl_unfused_sends(*base);
+        } else {
+          keep_apart.assign(base->size(), 0);
+        }
+        out.dag = fuse(*base, &out.fused, keep_apart, &absorbed);
         lap("fuse");
       } else {
         out.dag = *base;

@@ -33,15 +33,18 @@ struct Scheduled {
   int fifo_depth = 2;
   // Asked for unbounded: a candidate only where the executor shows it completes at depth 2.
   bool unbounded = false;
+  // Fused by msccl-tools' rule (msccl_unfused_sends), not Weft's.
+  bool msccl_fusion = false;
 };
 
 // Fused and in order `first` (critical path or level) first; program order and no fusion are the
 // fallbacks when the messages between two ranks cannot keep one order. `unbounded`: without the
 // FIFO depth 2 the order otherwise keeps room for (as msccl-tools orders: a send need not wait for
 // a receive between the same ranks); the result must then be shown to complete at depth 2.
+// `msccl_fusion`: only the fusions msccl-tools makes (fuse.h).
 Scheduled fuse_and_schedule(const InstructionDag& lowered, const InstructionDag* forwarded,
                             const ForwardStats& forward_stats, bool fusion, ScheduleOrder first,
-                            const Lap& lap, bool unbounded = false);
+                            const Lap& lap, bool unbounded = false, bool msccl_fusion = false);
 
 // Whether two schedules are the same steps in the same order (the orders often agree).
 bool same_schedule(const Scheduled& a, const Scheduled& b);

@@ -176,6 +176,9 @@ struct Placed {
   const Scheduled* scheduled = nullptr;  // what was placed
   std::vector<double> times;             // predicted at the judged sizes (judged_choice)
   std::string description;               // order, placement and plan, for JudgedCandidate
+  // msccl-tools' own choices for a program that pinned nothing: its fusion, its placement and a
+  // channel per data chain, as its automatic channels give.
+  bool msccl_own = false;
 };
 
 std::string_view placement_name(dsl::Placement placement) {
@@ -220,9 +223,12 @@ class PlanSearch {
   // (judging off, a candidate too large, no prediction). The first placed is the incumbent (the
   // first order's narrowest plan: for a program that pinned its threadblocks or channels, what
   // it pinned). Where the program pinned them, only candidates faster than the incumbent at
-  // every size may replace it. Among those eligible, the one whose worst size is closest to the
-  // best any candidate reaches at that size wins (its time over the best, the largest of these
-  // ratios), then the smaller mean of those ratios (geometric), then the first placed.
+  // every size may replace it. Where msccl-tools' choices are the incumbent and the program
+  // pinned nothing, msccl-tools' own schedule is (Placed::msccl_own), and only candidates no
+  // slower than it at any size may replace it. Among those eligible, the one whose worst size is
+  // closest to the best any candidate reaches at that size wins (its time over the best, the
+  // largest of these ratios), then the smaller mean of those ratios (geometric), then the
+  // incumbent, then the first placed.
   std::optional<Placed> judged_choice(bool pinned) {
     if (!collecting_ || pool_.empty()) return std::nullopt;
     // Nothing to judge where every candidate is the same schedule (one placement, one plan).
@@ -237,31 +243,46 @@ class PlanSearch {
       if (times[k].empty()) return std::nullopt;
       pool_[k].times = std::move(times[k]);
     }
+    std::size_t incumbent = 0;
+    bool guarded = pinned;
+    if (!pinned && msccl_first_) {
+      const auto own =
+          std::find_if(pool_.begin(), pool_.end(), [](const Placed& p) { return p.msccl_own; });
+      if (own != pool_.end()) {
+        incumbent = static_cast<std::size_t>(own - pool_.begin());
+        guarded = true;
+      }
+    }
+    const auto eligible = [&](std::size_t k) {
+      if (!guarded || k == incumbent) return true;
+      return pinned ? faster_everywhere(pool_[k].times, pool_[incumbent].times)
+                    : no_slower_anywhere(pool_[k].times, pool_[incumbent].times);
+    };
     const std::size_t sizes = pool_.front().times.size();
     std::vector<double> best(sizes, std::numeric_limits<double>::infinity());
     for (const Placed& p : pool_) {
       for (std::size_t i = 0; i < sizes; ++i) best[i] = std::min(best[i], p.times[i]);
     }
-    std::size_t chosen = 0;
-    double chosen_worst = 0;
-    double chosen_mean = 0;
-    for (std::size_t k = 0; k < pool_.size(); ++k) {
-      if (k > 0 && pinned && !faster_everywhere(pool_[k].times, pool_.front().times)) continue;
+    // (worst ratio, mean ratio), compared as printed (a ten-thousandth of the ratio).
+    const auto score = [&](const Placed& p) {
       double worst = 0;
       double log_sum = 0;
       for (std::size_t i = 0; i < sizes; ++i) {
-        const double ratio = pool_[k].times[i] / best[i];
+        const double ratio = p.times[i] / best[i];
         worst = std::max(worst, ratio);
         log_sum += std::log(ratio);
       }
       const double mean = std::exp(log_sum / static_cast<double>(sizes));
-      // Compared as printed (a ten-thousandth of the ratio): equal candidates keep the first.
-      const auto rounded = [](double x) { return std::llround(x * 1e4); };
-      if (k == 0 || rounded(worst) < rounded(chosen_worst) ||
-          (rounded(worst) == rounded(chosen_worst) && rounded(mean) < rounded(chosen_mean))) {
+      return std::pair{std::llround(worst * 1e4), std::llround(mean * 1e4)};
+    };
+    std::size_t chosen = incumbent;
+    auto chosen_score = score(pool_[incumbent]);
+    for (std::size_t k = 0; k < pool_.size(); ++k) {
+      if (k == incumbent || !eligible(k)) continue;
+      const auto candidate = score(pool_[k]);
+      if (candidate < chosen_score) {
         chosen = k;
-        chosen_worst = worst;
-        chosen_mean = mean;
+        chosen_score = candidate;
       }
     }
     for (std::size_t k = 0; k < pool_.size(); ++k) {
@@ -289,8 +310,9 @@ class PlanSearch {
     placed.placement = placement;
     placed.scheduled = &s;
     const auto describe = [&](const ChannelPlan& used) {
-      return fmt::format("{} order{}, {}, {}", to_string(s.order),
-                         s.unbounded ? " (unbounded FIFOs)" : "", placement_name(placement),
+      return fmt::format("{} order{}{}, {}, {}", to_string(s.order),
+                         s.unbounded ? " (unbounded FIFOs)" : "",
+                         s.msccl_fusion ? ", msccl-tools' fusion" : "", placement_name(placement),
                          !spreadable        ? std::string("a channel per data chain")
                          : used.spread <= 1 ? std::string("unhinted traffic on one channel")
                                             : fmt::format("spread over {} channels", used.spread));
@@ -323,6 +345,7 @@ class PlanSearch {
           placed.critical_path = critical_path(dag, sched, assignment);
           placed.paired_directions = assignment.paired_directions;
           placed.description = describe(plan);
+          placed.msccl_own = s.msccl_fusion && placement == dsl::Placement::Msccl && !spreadable;
           offer(placed);
           break;
         }
@@ -391,22 +414,31 @@ class PlanSearch {
 
   // Each data chain on a channel of its own, from before fusion (data_chains.h), scheduled
   // afresh in `order`: kept when faster (unjudged: a shorter path, or the same path in fewer
-  // steps, more fusions kept).
+  // steps, more fusions kept). With msccl-tools' fusion (`msccl_fusion`), its chains: the sends
+  // it leaves alone start chains of their own.
   void try_channel_per_data_chain(Placed& placed, const InstructionDag& lowered,
                                   const InstructionDag* forwarded,
-                                  const ForwardStats& forward_stats, ScheduleOrder order) {
-    if (!chained_) {
-      chained_ = channel_per_data_chain(forwarded ? *forwarded : lowered, widest_);
-      if (!*chained_) return;
-      if (forwarded) chained_lowered_ = channel_per_data_chain(lowered, widest_);
+                                  const ForwardStats& forward_stats, ScheduleOrder order,
+                                  bool msccl_fusion = false) {
+    Chained& chains = chained_[msccl_fusion ? 1 : 0];
+    if (!chains.dag) {
+      const InstructionDag& base = forwarded ? *forwarded : lowered;
+      chains.dag = channel_per_data_chain(
+          base, widest_, msccl_fusion ? msccl_unfused_sends(base) : std::vector<char>{});
+      if (!*chains.dag) return;
+      if (forwarded) {
+        chains.lowered = channel_per_data_chain(
+            lowered, widest_, msccl_fusion ? msccl_unfused_sends(lowered) : std::vector<char>{});
+      }
       lap_("data chains");
     }
-    if (!*chained_) return;
+    if (!*chains.dag) return;
     const Scheduled& by_chain = by_chain_.emplace_back(
-        forwarded
-            ? fuse_and_schedule(chained_lowered_ ? *chained_lowered_ : lowered, &**chained_,
-                                forward_stats, options_.fusion, order, lap_)
-            : fuse_and_schedule(**chained_, nullptr, forward_stats, options_.fusion, order, lap_));
+        forwarded ? fuse_and_schedule(chains.lowered ? *chains.lowered : lowered, &**chains.dag,
+                                      forward_stats, options_.fusion, order, lap_,
+                                      /*unbounded=*/false, msccl_fusion)
+                  : fuse_and_schedule(**chains.dag, nullptr, forward_stats, options_.fusion, order,
+                                      lap_, /*unbounded=*/false, msccl_fusion));
     if (!by_chain.schedule) return;
     for (auto it = by_chain_.begin(); &*it != &by_chain; ++it) {
       if (same_schedule(*it, by_chain)) return;  // the other order made the same
@@ -454,9 +486,13 @@ class PlanSearch {
   std::vector<Placed> pool_;  // every candidate placed, in order, while time may judge
   std::vector<JudgedCandidate> judged_;
   std::deque<std::pair<const Scheduled*, UnhintedTraffic>> traffic_;
-  // The DAGs with one channel per data chain (made once), and their schedules, one per order.
-  std::optional<std::optional<InstructionDag>> chained_;
-  std::optional<InstructionDag> chained_lowered_;
+  // The DAGs with one channel per data chain (made once per fusion rule: Weft's, msccl-tools'),
+  // and their schedules, one per order.
+  struct Chained {
+    std::optional<std::optional<InstructionDag>> dag;
+    std::optional<InstructionDag> lowered;
+  };
+  Chained chained_[2];
   std::deque<Scheduled> by_chain_;
 };
 
@@ -483,7 +519,8 @@ ChosenPlan search_plan(const std::vector<const Scheduled*>& primaries,
     if (options.channel_policy == dsl::ChannelPolicy::ShortestPath &&
         options.threadblocks == dsl::ThreadblockPolicy::Auto) {
       if (placed.algo) search.try_wider_plans(*primary, placed);
-      search.try_channel_per_data_chain(placed, lowered, forwarded, forward_stats, primary->order);
+      search.try_channel_per_data_chain(placed, lowered, forwarded, forward_stats, primary->order,
+                                        primary->msccl_fusion);
     }
     if (primary->unbounded) continue;
     if (!kept || PlanSearch::replaces(placed, *kept, placed.critical_path < kept->critical_path))

@@ -266,5 +266,13 @@ bool faster_everywhere(const std::vector<double>& a, const std::vector<double>& 
   return true;
 }
 
+bool no_slower_anywhere(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.empty() || a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (hundredths(a[i]) > hundredths(b[i])) return false;
+  }
+  return true;
+}
+
 }  // namespace detail
 }  // namespace weft::compiler

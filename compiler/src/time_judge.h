@@ -81,5 +81,7 @@ bool same_steps(const ir::Algorithm& a, const ir::Algorithm& b);
 // `a` faster than `b` at every size, compared as the simulator prints times: to a hundredth of a
 // microsecond.
 bool faster_everywhere(const std::vector<double>& a, const std::vector<double>& b);
+// `a` no slower than `b` at any size, compared the same way.
+bool no_slower_anywhere(const std::vector<double>& a, const std::vector<double>& b);
 
 }  // namespace weft::compiler::detail

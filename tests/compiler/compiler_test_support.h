@@ -52,11 +52,13 @@ inline int count_steps(const ir::Algorithm& algo, ir::StepType type) {
 }
 
 // Predicted times (µs) at `sizes` on the machine the compiler judges on by default: a100-nvswitch,
-// the ranks on one node (at most 8 ranks here). Empty when the simulator refuses.
+// the ranks on one node (at most 8 ranks here), or spread evenly over `nodes`. Empty when the
+// simulator refuses.
 inline std::vector<double> predicted(const ir::Algorithm& algo,
                                      const std::vector<std::uint64_t>& sizes,
-                                     std::optional<bool> in_place = std::nullopt) {
-  predict::TopologyResult loaded = predict::load_topology({"a100-nvswitch", 1, algo.ngpus});
+                                     std::optional<bool> in_place = std::nullopt, int nodes = 1) {
+  predict::TopologyResult loaded =
+      predict::load_topology({"a100-nvswitch", nodes, algo.ngpus / nodes});
   if (!loaded.topology) return {};
   const predict::Simulator simulator(algo, *loaded.topology);
   std::vector<double> times;

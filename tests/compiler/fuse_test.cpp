@@ -1,6 +1,8 @@
 // The fuse pass: fusing receives with the sends of what they stored.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "weft/compiler/fuse.h"
 #include "weft/compiler/lower.h"
 #include "weft/dsl/dsl.h"
@@ -112,4 +114,50 @@ TEST_CASE("fuse: a receive connection is fused with sends to one peer only", "[c
   compiler::FuseStats stats;
   compiler::fuse(compiler::lower(p, {}), &stats);
   CHECK(stats.rcs == 1);
+}
+
+TEST_CASE("fuse: msccl-tools' rule leaves alone a sum read twice and a receive sent elsewhere",
+          "[compiler][fuse][msccl]") {
+  const auto apart_count = [](const std::vector<char>& apart) {
+    return std::count(apart.begin(), apart.end(), 1);
+  };
+  SECTION("a sum that only travels on is fused as Weft fuses it") {
+    dsl::Program p("t", dsl::Collective::reduce(3, 2, 1));
+    p.chunk(1, dsl::input, 0).reduce(p.chunk(0, dsl::input, 0));
+    p.chunk(2, dsl::input, 0).reduce(p.chunk(1, dsl::input, 0));
+    const compiler::InstructionDag lowered = compiler::lower(p, {});
+    const std::vector<char> apart = compiler::msccl_unfused_sends(lowered);
+    CHECK(apart_count(apart) == 0);
+    CHECK(
+        types(compiler::fuse(lowered, nullptr, apart)) ==
+        std::vector<StepType>{StepType::Send, StepType::RecvReduceSend, StepType::RecvReduceCopy});
+  }
+  SECTION("a sum also read on its own rank keeps its send apart") {
+    // Weft fuses the send to rank 2 (rrcs); msccl-tools sees two operations depend on the sum.
+    dsl::Program p("t", dsl::Collective::reduce(3, 2, 1, false));
+    p.chunk(1, dsl::input, 0).reduce(p.chunk(0, dsl::input, 0));
+    p.chunk(1, dsl::input, 0).copy(2, dsl::output, 0);
+    p.chunk(1, dsl::input, 0).copy(1, dsl::output, 0);
+    const compiler::InstructionDag lowered = compiler::lower(p, {});
+    const std::vector<char> apart = compiler::msccl_unfused_sends(lowered);
+    CHECK(apart_count(apart) == 1);
+    CHECK(types(compiler::fuse(lowered, nullptr, apart)) ==
+          std::vector<StepType>{StepType::Send, StepType::RecvReduceCopy, StepType::Send,
+                                StepType::Recv, StepType::Copy});
+    CHECK(types(compiler::fuse(lowered)) == std::vector<StepType>{StepType::Send,
+                                                                  StepType::RecvReduceCopySend,
+                                                                  StepType::Recv, StepType::Copy});
+  }
+  SECTION("a receive sent on to another buffer keeps its send apart") {
+    dsl::Program p("t", dsl::Collective::broadcast(3, 0, 4));
+    p.chunk(0, dsl::input, 1).copy(1, "hop", 3);
+    p.chunk(1, "hop", 3).copy(2, dsl::output, 1);
+    p.chunk(1, "hop", 3).copy(1, dsl::output, 1);
+    const compiler::InstructionDag lowered = compiler::lower(p, {});
+    const std::vector<char> apart = compiler::msccl_unfused_sends(lowered);
+    CHECK(apart_count(apart) == 1);
+    CHECK(types(compiler::fuse(lowered, nullptr, apart)) ==
+          std::vector<StepType>{StepType::Send, StepType::Recv, StepType::Send, StepType::Recv,
+                                StepType::Copy});
+  }
 }

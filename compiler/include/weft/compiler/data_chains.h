@@ -15,6 +15,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 
 #include "weft/compiler/instruction_dag.h"
 
@@ -24,6 +25,9 @@ namespace weft::compiler {
 // above the hinted ones and below `max_channels`; a chain with a hint keeps it. None when this
 // plan is one channel for all unhinted traffic (what the narrow plan already is), when nothing is
 // unhinted, or when a chain carries two different hints (fusion will keep those apart anyway).
-std::optional<InstructionDag> channel_per_data_chain(const InstructionDag& dag, int max_channels);
+// `keep_apart` (per instruction of `dag`, empty for none): sends fusion will leave alone, which
+// therefore start chains of their own (fuse.h).
+std::optional<InstructionDag> channel_per_data_chain(const InstructionDag& dag, int max_channels,
+                                                     std::span<const char> keep_apart = {});
 
 }  // namespace weft::compiler

@@ -24,4 +24,12 @@ struct FuseStats {
 InstructionDag fuse(const InstructionDag& dag, FuseStats* stats = nullptr,
                     std::span<const char> keep_apart = {}, std::vector<int>* absorbed = nullptr);
 
+// The sends msccl-tools' instruction DAG leaves alone (per instruction of `dag`, 1 for such a
+// send), as `keep_apart` for fuse(). It joins a recv-reduce-copy to a send only when that send is
+// the one operation that depends on it: a result also sent elsewhere, or read again, stays a
+// recv-reduce-copy and its sends stay sends. And it joins any receive only to a send that delivers
+// to the same buffer and index as the receive wrote. Weft fuses more (any hop qualifies); where
+// a program comes from msccl-tools, its own fusion is a candidate beside Weft's.
+std::vector<char> msccl_unfused_sends(const InstructionDag& dag);
+
 }  // namespace weft::compiler

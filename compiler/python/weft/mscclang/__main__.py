@@ -8,6 +8,13 @@ from weft.mscclang import run
 from weft.mscclang import settings as run_settings
 
 
+def _size_name(b):
+    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
+        if b >= 1 << shift and b % (1 << shift) == 0:
+            return f"{b >> shift}{unit}"
+    return str(b)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python3 -m weft.mscclang",
@@ -34,7 +41,8 @@ def main(argv=None):
                         "the ranks)")
     parser.add_argument("--info", action="store_true",
                         help="after each XML(), print to stderr what `weftc info` reports (steps, "
-                        "critical path, threadblocks, channels), and after each Check() its answer")
+                        "critical path, threadblocks, channels) and every schedule judged by time "
+                        "with its predicted microseconds, and after each Check() its answer")
     parser.add_argument("script", help="the MSCCLang program")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
     options = parser.parse_args(argv)
@@ -53,6 +61,12 @@ def main(argv=None):
         s = result.info()
         print(f"weft: {s['steps']} steps, critical path {s['critical_path']}, "
               f"{s['threadblocks']} threadblocks, {s['channels']} channels", file=sys.stderr)
+        sizes = " ".join(_size_name(b) for b in result.judged_sizes)
+        for c in result.candidates:
+            times = " ".join(f"{t:.2f}" for t in c["times_us"])
+            print(f"weft: {'kept ' if c['kept'] else '     '}{c['description']}: {c['steps']} "
+                  f"steps, critical path {c['critical_path']}, {c['threadblocks']} threadblocks, "
+                  f"{c['channels']} channels; us at {sizes}: {times}", file=sys.stderr)
 
     def checked(answer):
         print(f"weft: Check() answered {answer}", file=sys.stderr)
