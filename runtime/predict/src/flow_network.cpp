@@ -135,16 +135,34 @@ double FlowNetwork::water_level(int link) {
   // rises leaves it low, and the next reading mends it).
   const double even = capacity / load_[l];
   if (demand_[l] > capacity * (1 + 1e-9) && even <= least_[l]) return even;
+  // Else the level mostly moves little: the flows split at the last level, those held below it
+  // by their limits and those above, are tried first, in the same reading.
+  const double hint = level_[l];
   double demand = 0;
   double least = kUnbound;
+  double below_hint = 0;  // Σ weight × limit of the flows below the hint
+  double above_hint = 0;  // Σ weight of the others
+  double highest_below = 0;
+  double lowest_above = kUnbound;
   for (const Member& member : members_[l]) {
     demand += demand_on(member.limit, member.weight, link);
     least = std::min(least, member.limit);
+    if (member.limit < hint) {
+      below_hint += member.limit * member.weight;
+      highest_below = std::max(highest_below, member.limit);
+    } else {
+      above_hint += member.weight;
+      lowest_above = std::min(lowest_above, member.limit);
+    }
   }
   demand_[l] = demand;
   least_[l] = least;
   if (demand <= capacity) return kUnbound;
   if (even <= least) return even;
+  if (above_hint > 0) {
+    const double level = (capacity - below_hint) / above_hint;
+    if (highest_below <= level && level <= lowest_above) return level;
+  }
   fill_.clear();
   for (const Member& member : members_[l]) fill_.emplace_back(member.limit, member.weight);
   // The level λ where Σ weight × min(limit, λ) reaches the capacity: flows held below it take
