@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -228,6 +229,29 @@ std::vector<std::vector<bool>> bridge_sets(const predict::Topology& topology) {
   return sets;
 }
 
+// A node of at most this many GPUs has every set of them checked (2^G max-flows per direction),
+// on machines of at most kEverySetRanks ranks (a max-flow's cost grows with the machine).
+constexpr int kEverySetGpus = 10;
+constexpr int kEverySetRanks = 128;
+
+// Sets of two or more of node 0's GPUs, short of the whole node, whose cuts are checked beside the
+// single GPUs and the nodes: every such set where the node is small enough, else the sets one
+// link separates (bridge_sets). Links between GPUs can bind a set that no one link separates: a
+// DGX-1's two quads of GPUs are joined by four NVLinks (150 GB/s each way), which bind its
+// alltoall at less than half what one GPU's links allow.
+std::vector<std::vector<bool>> node_sets(const predict::Topology& topology) {
+  const int gpus = topology.gpus_per_node();
+  if (gpus > kEverySetGpus || topology.ranks() > kEverySetRanks) return bridge_sets(topology);
+  std::vector<std::vector<bool>> sets;
+  for (unsigned mask = 1; mask + 1 < (1U << gpus); ++mask) {
+    if (std::popcount(mask) < 2) continue;
+    std::vector<bool> inside(static_cast<std::size_t>(topology.ranks()), false);
+    for (int g = 0; g < gpus; ++g) inside[static_cast<std::size_t>(g)] = (mask >> g & 1U) != 0;
+    sets.push_back(std::move(inside));
+  }
+  return sets;
+}
+
 // Alltoall: a set S of s GPUs takes s (N - s) M / N bytes in and sends as many out; the time is
 // at least that over the max-flow into (out of) S, for the sets tried.
 Bound alltoall_bound(const predict::Topology& topology, Groups& groups) {
@@ -238,7 +262,7 @@ Bound alltoall_bound(const predict::Topology& topology, Groups& groups) {
     s[static_cast<std::size_t>(r)] = true;
     sets.push_back(std::move(s));
   }
-  for (std::vector<bool>& s : bridge_sets(topology)) sets.push_back(std::move(s));
+  for (std::vector<bool>& s : node_sets(topology)) sets.push_back(std::move(s));
   if (topology.nodes() > 1) {
     for (int count : {1, topology.nodes() / 2}) {
       std::vector<bool> s(static_cast<std::size_t>(n), false);
@@ -285,7 +309,7 @@ double flow_into(FlowGraph& graph, const std::vector<bool>& inside) {
 // every element's k partial values must cross between groups k - 1 times to be reduced and its
 // sum k - 1 times to reach every group, so the groups together take in 2 (k - 1) M bytes at least,
 // through the sum of their capacities in (and send as many out). Groupings: single GPUs, nodes,
-// and a set one link of a node separates with the rest. Besides, any one set of GPUs takes in M
+// and a set of a node's GPUs (node_sets) with the rest. Besides, any one set of GPUs takes in M
 // (the others' partial sum) and sends M out. On a symmetric machine this is the reduce-scatter plus
 // allgather bound; where links are uneven it is lower, because a weak GPU need not take its full
 // share (a leaf of every tree takes M in and sends M out).
@@ -338,9 +362,9 @@ Bound allreduce_bound(const predict::Topology& topology, Groups& groups) {
                fmt::format("the links {} every node, together", way), each_node);
     }
   }
-  // Two groups, a set one link of a node separates and the rest: 2 M cross between them (the
-  // sockets of a PCIe machine).
-  for (const std::vector<bool>& s : bridge_sets(topology)) {
+  // Two groups, a set of a node's GPUs and the rest: 2 M cross between them (the sockets of a
+  // PCIe machine).
+  for (const std::vector<bool>& s : node_sets(topology)) {
     const double into = flow_into(in, s);
     const double out_of = flow_into(out, s);
     consider(2 / (into + out_of), fmt::format("{}, both ways", describe_cut(topology, s, false)),

@@ -103,6 +103,22 @@ TEST_CASE("A DGX-1's bound is its six NVLinks, and falls with a link removed") {
   CHECK_THAT(allreduce.cut, Catch::Contains("every GPU, together"));
 }
 
+// The hybrid cube-mesh joins its two quads of GPUs (0-3, 4-7) by four NVLinks, 50 + 50 + 25 +
+// 25 GB/s each way, and routes between the quads turn at a GPU, never through PCIe: the 16 pairs
+// from one quad to the other cross those links, which no single GPU's cut and no one link shows.
+TEST_CASE("A DGX-1's alltoall is bound by the NVLinks between its two quads of GPUs") {
+  const auto file = test::dgx1_file();
+  if (!file) return;
+  const Bound a2a = bandwidth_bound(topology(*file), ir::Collective::AllToAll);
+  // 4 × 4 blocks of M / 8 over 150 GB/s: M / 75 GB/s (a GPU's own links allow M / 171 GB/s).
+  CHECK(a2a.algbw_gbs == Approx(75.0).epsilon(1e-4));
+  CHECK_THAT(a2a.cut, Catch::Contains("4 GPUs (ranks 0, 1, 2, 3)"));
+  // With a link within a quad down, the quads still bind.
+  const Bound degraded =
+      bandwidth_bound(topology(*file, 1, 0, {{0, 1, 0}}), ir::Collective::AllToAll);
+  CHECK(degraded.algbw_gbs == Approx(75.0).epsilon(1e-4));
+}
+
 TEST_CASE("Across nodes the allreduce bound is every node's NICs together") {
   const Bound ar = bandwidth_bound(topology("a100-nvswitch", 8), ir::Collective::AllReduce);
   // 64 ranks in 8 nodes: 2 · 7 · M over 8 nodes × 200 GB/s.

@@ -12,8 +12,8 @@
 //                  bandwidth into S, found exactly by max-flow (the condition of Edmonds'
 //                  arborescence packing, as ForestColl uses it);
 //   reducescatter  the same on the reversed links (what leaves S);
-//   allreduce      with the GPUs in k groups (single GPUs; nodes; a set one link of a node
-//                  separates, and the rest), the groups together take
+//   allreduce      with the GPUs in k groups (single GPUs; nodes; a set of a node's GPUs,
+//                  and the rest), the groups together take
 //                  in 2 (k - 1) M bytes at least (Patarasuk and Yuan: every element's k partial
 //                  values cross k - 1 times to be reduced, its sum k - 1 times to be spread),
 //                  over the sum of their capacities in (and out); and any one set takes in and
@@ -21,9 +21,10 @@
 //                  symmetric machine it equals reduce-scatter's bound plus allgather's; on an
 //                  uneven one it is lower, as a weak GPU may be a leaf of every tree;
 //   alltoall       every set S sends |S|(N - |S|) M / N² · N bytes out and takes as many in:
-//                  the best of the single GPUs, the sets of GPUs one link of a node separates
-//                  (below a PCIe switch, behind a socket link), the nodes and half of the nodes
-//                  (a lower bound, not always the tightest cut).
+//                  the worst of the single GPUs, every set of a node's GPUs (on nodes of up to
+//                  10 GPUs and machines of up to 128 ranks; else the sets one link of a node
+//                  separates: below a PCIe switch, behind a socket link), the nodes and half of
+//                  the nodes (a lower bound: relaying may cost capacity no cut charges).
 //
 // Besides moving its bytes, every call pays what Weft's cost model charges whatever the
 // schedule: the launch, the protocol's call latency, and one hop latency for the last message
