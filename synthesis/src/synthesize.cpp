@@ -53,6 +53,14 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     while (wide < 16 && wide * channel_gbs * std::max(1, gpus - 1) / 2 < egress) wide *= 2;
     out.push_back({alltoall_sketch(topology, false, wide), ir::Protocol::Simple});
     out.push_back({alltoall_routed(topology, wide), ir::Protocol::Simple});
+    // Routes that relay balance the links better in finer pieces (a DGX-1's two quads of GPUs,
+    // joined by four NVLinks of two widths): on one node, where predicting them is cheap, two
+    // and four times as many.
+    for (const int finer : {wide * 2, wide * 4}) {
+      if (topology.nodes() == 1 && finer <= most_channels) {
+        out.push_back({alltoall_routed(topology, finer), ir::Protocol::Simple});
+      }
+    }
     if (topology.nodes() > 1 && topology.gpus_per_node() > 1) {
       out.push_back({alltoall_sketch(topology, true, 1), ir::Protocol::Simple});
     }
