@@ -108,9 +108,17 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
   if (direct > 1) {
     TreeShape wide_direct{Within::Direct, Across::Direct, direct, 0, most_channels};
     out.push_back({tree_sketch(topology, collective, plan, wide_direct), ir::Protocol::Simple});
-    if (collective != ir::Collective::AllGather && topology.nodes() > 1 &&
-        direct * topology.nodes() <= most_channels) {
-      wide_direct.split_by_node = true;
+    // Split by node, a GPU runs a node's worth of threadblocks per piece: half the pieces may
+    // fill the links as well with fewer, longer pipelines (allreduce at 64 MB on four A100 nodes:
+    // 75 % of the bound against 69 %; reduce-scatter at 1 GB on eight: 96 % against 93 %), or
+    // not (reduce-scatter at 1 GB on four: 77 % against 96 %). Both contend.
+    wide_direct.split_by_node = true;
+    for (const int pieces : {direct, direct / 2}) {
+      if (collective == ir::Collective::AllGather || topology.nodes() < 2 ||
+          pieces * topology.nodes() > most_channels) {
+        continue;
+      }
+      wide_direct.pieces = pieces;
       out.push_back({tree_sketch(topology, collective, plan, wide_direct), ir::Protocol::Simple});
     }
   }
