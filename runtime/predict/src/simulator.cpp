@@ -225,7 +225,10 @@ class Run {
     messages_[static_cast<std::size_t>(id)] = {first_us, kNotYet, record, -1};
     return id;
   }
-  std::vector<detail::LinkUse> uses_of(int g, const PlanStep& step) const;
+  // The links a step's bytes cross, with their weights, into uses_ (kept between steps: a step
+  // starts for every tile of every threadblock, and a fresh vector each time is a heap
+  // allocation the simulation otherwise never makes).
+  void uses_of(int g, const PlanStep& step);
   std::size_t tile_elements(int tile) const {
     const std::size_t start = static_cast<std::size_t>(tile) * call_.tile_elements;
     return std::min(call_.tile_elements, call_.chunk_elements - start);
@@ -255,6 +258,7 @@ class Run {
   std::vector<MessageState> messages_;
   std::vector<int> free_messages_;
   std::vector<int> sending_;                 // per threadblock: the message its running step sends
+  std::vector<detail::LinkUse> uses_;        // uses_of's answer
   std::vector<std::size_t> tile_finishers_;  // per simulated tile: threadblocks done with it
   std::vector<double> tile_end_us_;          // per simulated tile: when the last one was
   std::size_t working_threadblocks_ = 0;     // those with steps
@@ -282,9 +286,10 @@ void Run::prepare_routes() {
   }
 }
 
-std::vector<detail::LinkUse> Run::uses_of(int g, const PlanStep& step) const {
+void Run::uses_of(int g, const PlanStep& step) {
   const PlanThreadblock& tb = plan_.threadblocks[static_cast<std::size_t>(g)];
-  std::vector<detail::LinkUse> uses;
+  std::vector<detail::LinkUse>& uses = uses_;
+  uses.clear();
   const auto add = [&uses](int link, double weight) {
     if (weight <= 0) return;
     for (auto& use : uses) {
@@ -302,7 +307,6 @@ std::vector<detail::LinkUse> Run::uses_of(int g, const PlanStep& step) const {
     for (int link : send_route_[static_cast<std::size_t>(g)]) add(link, 1);
     add(topology_.memory_link(tb.send_peer), 0.5);  // the write into the peer's FIFO slot
   }
-  return uses;
 }
 
 void Run::schedule(int g, double time) {
@@ -351,8 +355,8 @@ void Run::attempt(int g, double now) {
       schedule(h, now);
     });
   }
-  const std::vector<detail::LinkUse> uses = uses_of(g, step);
-  if (payload == 0 || uses.empty()) {
+  uses_of(g, step);
+  if (payload == 0 || uses_.empty()) {
     complete(g, now);
     return;
   }
@@ -360,7 +364,7 @@ void Run::attempt(int g, double now) {
   // a threadblock's bandwidth counts those bytes too (cost_parameters.h).
   const double efficiency = costs_.payload_efficiency > 0 ? costs_.payload_efficiency : 1;
   const double cap = costs_.threadblock_bandwidth_gbs * 1e3;
-  const int flow = network_.start(now, static_cast<double>(payload) / efficiency, uses, cap);
+  const int flow = network_.start(now, static_cast<double>(payload) / efficiency, uses_, cap);
   if (flow_owner_.size() <= static_cast<std::size_t>(flow)) flow_owner_.resize(flow + 1, -1);
   flow_owner_[static_cast<std::size_t>(flow)] = g;
 }
