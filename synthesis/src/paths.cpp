@@ -1,6 +1,7 @@
 #include "weft/synthesis/paths.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -15,44 +16,70 @@ struct Hops {
   std::vector<std::vector<std::vector<int>>> links;  // [from][to] → link indices
 };
 
-// The cheapest Hamiltonian path from `root` under `cost[from][to]` (Held–Karp).
-std::vector<int> cheapest_path(int n, int root, const std::vector<std::vector<double>>& cost) {
-  const int full = (1 << n) - 1;
-  const double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> best(static_cast<std::size_t>((1 << n) * n), inf);
-  std::vector<int> prev(static_cast<std::size_t>((1 << n) * n), -1);
-  auto at = [n](int mask, int v) { return static_cast<std::size_t>(mask * n + v); };
-  best[at(1 << root, root)] = 0;
-  for (int mask = 1; mask <= full; ++mask) {
-    if (!(mask & (1 << root))) continue;
+// The cheapest Hamiltonian path from `root` under `cost[from][to]` (Held–Karp). The method below
+// asks for one thousands of times, so its tables are kept between calls.
+class CheapestPath {
+ public:
+  explicit CheapestPath(int n)
+      : n_(n),
+        best_(static_cast<std::size_t>((1 << n) * n)),
+        prev_(static_cast<std::size_t>((1 << n) * n)),
+        cost_(static_cast<std::size_t>(n * n)) {}
+
+  std::vector<int> operator()(int root, const std::vector<std::vector<double>>& cost) {
+    const int n = n_;
+    const int full = (1 << n) - 1;
+    const double inf = std::numeric_limits<double>::infinity();
     for (int v = 0; v < n; ++v) {
-      const double here = best[at(mask, v)];
-      if (here == inf) continue;
       for (int w = 0; w < n; ++w) {
-        if (mask & (1 << w)) continue;
-        const double c = here + cost[static_cast<std::size_t>(v)][static_cast<std::size_t>(w)];
-        const int next = mask | (1 << w);
-        if (c < best[at(next, w)]) {
-          best[at(next, w)] = c;
-          prev[at(next, w)] = v;
+        cost_[static_cast<std::size_t>(v * n + w)] =
+            cost[static_cast<std::size_t>(v)][static_cast<std::size_t>(w)];
+      }
+    }
+    std::fill(best_.begin(), best_.end(), inf);
+    auto at = [n](int mask, int v) { return static_cast<std::size_t>(mask * n + v); };
+    best_[at(1 << root, root)] = 0;
+    prev_[at(1 << root, root)] = -1;
+    // A state is read only once it is reached (best finite), and then its prev was written.
+    for (int mask = 1; mask <= full; ++mask) {
+      if (!(mask & (1 << root))) continue;
+      for (int v = 0; v < n; ++v) {
+        const double here = best_[at(mask, v)];
+        if (here == inf) continue;
+        const double* from_v = &cost_[static_cast<std::size_t>(v * n)];
+        // The ranks not on the path yet, in ascending order.
+        for (unsigned rest = static_cast<unsigned>(~mask & full); rest != 0; rest &= rest - 1) {
+          const int w = std::countr_zero(rest);
+          const double c = here + from_v[w];
+          const std::size_t next = at(mask | (1 << w), w);
+          if (c < best_[next]) {
+            best_[next] = c;
+            prev_[next] = v;
+          }
         }
       }
     }
+    int end = root == 0 && n > 1 ? 1 : 0;
+    for (int v = 0; v < n; ++v) {
+      if (best_[at(full, v)] < best_[at(full, end)]) end = v;
+    }
+    std::vector<int> order;
+    for (int mask = full, v = end; v >= 0;) {
+      order.push_back(v);
+      const int p = prev_[at(mask, v)];
+      mask &= ~(1 << v);
+      v = p;
+    }
+    std::reverse(order.begin(), order.end());
+    return order;
   }
-  int end = root == 0 && n > 1 ? 1 : 0;
-  for (int v = 0; v < n; ++v) {
-    if (best[at(full, v)] < best[at(full, end)]) end = v;
-  }
-  std::vector<int> order;
-  for (int mask = full, v = end; v >= 0;) {
-    order.push_back(v);
-    const int p = prev[at(mask, v)];
-    mask &= ~(1 << v);
-    v = p;
-  }
-  std::reverse(order.begin(), order.end());
-  return order;
-}
+
+ private:
+  int n_;
+  std::vector<double> best_;
+  std::vector<int> prev_;
+  std::vector<double> cost_;  // [from * n + to]
+};
 
 }  // namespace
 
@@ -171,8 +198,9 @@ std::vector<std::vector<BroadcastPath>> pack_paths(const predict::Topology& topo
   // First over every Hamiltonian path, which spreads each root's data over many of them; then,
   // over each root's `most` heaviest only, which settles their rates so that together they
   // carry as much as such a few can.
-  const auto spread = concurrent_flow(topology, hops, 0.1, [n](int root, const auto& cost) {
-    return cheapest_path(n, root, cost);
+  CheapestPath cheapest(n);
+  const auto spread = concurrent_flow(topology, hops, 0.1, [&cheapest](int root, const auto& cost) {
+    return cheapest(root, cost);
   });
   std::vector<std::vector<std::vector<int>>> kept(static_cast<std::size_t>(n));
   for (int root = 0; root < n; ++root) {
