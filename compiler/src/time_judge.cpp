@@ -258,20 +258,26 @@ bool TimeJudge::completes_at_depth_two(const ir::Algorithm& one_instance) const 
   return true;
 }
 
-bool faster_everywhere(const std::vector<double>& a, const std::vector<double>& b) {
+namespace {
+
+// Whether `holds(a's hundredths, b's)` at every size, where both have the same sizes.
+template <typename Holds>
+bool at_every_size(const std::vector<double>& a, const std::vector<double>& b, Holds holds) {
   if (a.empty() || a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    if (hundredths(a[i]) >= hundredths(b[i])) return false;
+    if (!holds(hundredths(a[i]), hundredths(b[i]))) return false;
   }
   return true;
 }
 
+}  // namespace
+
+bool faster_everywhere(const std::vector<double>& a, const std::vector<double>& b) {
+  return at_every_size(a, b, [](long long x, long long y) { return x < y; });
+}
+
 bool no_slower_anywhere(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.empty() || a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (hundredths(a[i]) > hundredths(b[i])) return false;
-  }
-  return true;
+  return at_every_size(a, b, [](long long x, long long y) { return x <= y; });
 }
 
 }  // namespace detail
