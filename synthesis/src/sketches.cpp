@@ -264,13 +264,16 @@ Sketch alltoall_sketch(const predict::Topology& topology, bool rails, int channe
   return s;
 }
 
-Sketch alltoall_routed(const predict::Topology& topology, int channels) {
+Sketch alltoall_routed(const predict::Topology& topology, int channels, double relay_margin) {
   Sketch s;
   s.collective = ir::Collective::AllToAll;
   s.ranks = topology.ranks();
   s.pieces = channels;
   s.channels = channels;
-  s.name = fmt::format("synth_routed_c{}", channels);
+  s.name = relay_margin > 0
+               ? fmt::format("synth_routed_m{}_c{}",
+                             static_cast<int>(std::lround(relay_margin * 100)), channels)
+               : fmt::format("synth_routed_c{}", channels);
   const auto& links = topology.links();
   // Time each link is busy so far, per byte of a piece: a piece's path is the one whose busiest
   // link ends least busy, direct or through one relaying GPU of the source's or the
@@ -300,7 +303,7 @@ Sketch alltoall_routed(const predict::Topology& topology, int channels) {
             const int r = node * gpus + g;
             if (r == src || r == dst) continue;
             const double via = finish(r, dst, finish(src, r, 0));
-            if (via < best * (1 - 1e-9)) {
+            if (via < best * (1 - std::max(relay_margin, 1e-9))) {
               best = via;
               relay = r;
             }

@@ -75,7 +75,9 @@ Sketch alltoall_sketch(const predict::Topology& topology, bool rails, int channe
 // Alltoall routed over the links (a greedy multi-commodity flow): every piece goes straight to its
 // destination or through one relaying GPU of either end's node, whichever leaves the busiest
 // link on its way least busy, so that pairs a slow route joins (PCIe between GPUs without an
-// NVLink, a shared NIC) relay through GPUs where that pays.
-Sketch alltoall_routed(const predict::Topology& topology, int channels);
+// NVLink, a shared NIC) relay through GPUs where that pays. With `relay_margin` (a fraction), a
+// piece relays only where that leaves its busiest link that much less busy: a relayed piece also
+// costs a second step and its threadblocks, which the links' load does not show.
+Sketch alltoall_routed(const predict::Topology& topology, int channels, double relay_margin = 0);
 
 }  // namespace weft::synthesis
