@@ -114,14 +114,13 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     // fill the links as well with fewer, longer pipelines (allreduce at 64 MB on four A100 nodes:
     // 75 % of the bound against 69 %; reduce-scatter at 1 GB on eight: 96 % against 93 %), or
     // not (reduce-scatter at 1 GB on four: 77 % against 96 %). Both contend.
-    wide_direct.split_by_node = true;
-    for (const int pieces : {direct, direct / 2}) {
-      if (collective == ir::Collective::AllGather || topology.nodes() < 2 ||
-          pieces * topology.nodes() > most_channels) {
-        continue;
+    if (collective != ir::Collective::AllGather && topology.nodes() > 1) {
+      wide_direct.split_by_node = true;
+      for (const int pieces : {direct, direct / 2}) {
+        if (pieces * topology.nodes() > most_channels) continue;
+        wide_direct.pieces = pieces;
+        out.push_back({tree_sketch(topology, collective, plan, wide_direct), ir::Protocol::Simple});
       }
-      wide_direct.pieces = pieces;
-      out.push_back({tree_sketch(topology, collective, plan, wide_direct), ir::Protocol::Simple});
     }
   }
   return out;
