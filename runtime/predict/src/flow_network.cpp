@@ -221,8 +221,27 @@ void FlowNetwork::resolve() {
     settle(flow, now);
     flow.rate = rate;
     flow.end = now + flow.remaining / rate;
-    heap_update(id);
+    moved_.push_back(id);
   }
+  // When a good part of the running flows moved (a busy link's flows all re-rated), their ends
+  // are set in place and the heap rebuilt in linear time, rather than each sifted on its own.
+  // (end, id) orders the flows strictly, so either heap gives the same earliest end.
+  if (moved_.size() * 8 > heap_.size()) {
+    for (const int id : moved_) {
+      const double end = flows_[static_cast<std::size_t>(id)].end;
+      const int slot = heap_slot_[static_cast<std::size_t>(id)];
+      if (slot < 0) {
+        heap_slot_[static_cast<std::size_t>(id)] = static_cast<int>(heap_.size());
+        heap_.push_back({end, id});
+      } else {
+        heap_[static_cast<std::size_t>(slot)].end = end;
+      }
+    }
+    for (std::size_t slot = heap_.size() / 2; slot-- > 0;) sift_down(slot);
+  } else {
+    for (const int id : moved_) heap_update(id);
+  }
+  moved_.clear();
   dirty_.clear();
   touched_.clear();
 }

@@ -133,6 +133,7 @@ class FlowNetwork {
   std::vector<std::uint32_t> limit_stamp_;  // per flow: the pass that re-limited it
   std::vector<std::uint32_t> touch_stamp_;  // per flow: the pass that touched it
   std::vector<int> touched_;                // flows whose rate may have moved in this pass
+  std::vector<int> moved_;                  // flows whose end moved in this pass
   std::vector<std::pair<double, double>> fill_;  // scratch: (limit, weight) for water-filling
   std::uint32_t pass_ = 0;
   bool open_ = false;   // starts or finishes wait for resolve()

@@ -5,11 +5,11 @@
 #include <functional>
 #include <limits>
 #include <mutex>
-#include <queue>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "attempt_queue.h"
 #include "flow_network.h"
 #include "weft/cpu/plan.h"
 #include "weft/cpu/step_core.h"
@@ -179,16 +179,6 @@ class Run {
   }
 
  private:
-  struct Attempt {
-    double time = 0;
-    std::uint64_t order = 0;
-    int threadblock = 0;
-    bool finish = false;  // end the threadblock's running step (its last bytes are in)
-    bool operator>(const Attempt& other) const {
-      return time != other.time ? time > other.time : order > other.order;
-    }
-  };
-
   static std::vector<double> capacities(const Topology& topology) {
     std::vector<double> capacity;
     capacity.reserve(topology.links().size());
@@ -211,7 +201,7 @@ class Run {
   void attempt(int g, double now);
   void complete(int g, double now);
   void finish(int g, double now);
-  void finish_at(int g, double time) { attempts_.push({time, order_++, g, true}); }
+  void finish_at(int g, double time) { attempts_.push(time, g, true); }
   void take_attempt();  // the earliest attempt, or a receiver's end its last bytes allow
   int new_message(double first_us, int record) {
     int id = 0;
@@ -262,8 +252,7 @@ class Run {
   std::vector<std::size_t> tile_finishers_;  // per simulated tile: threadblocks done with it
   std::vector<double> tile_end_us_;          // per simulated tile: when the last one was
   std::size_t working_threadblocks_ = 0;     // those with steps
-  std::priority_queue<Attempt, std::vector<Attempt>, std::greater<>> attempts_;
-  std::uint64_t order_ = 0;
+  detail::AttemptQueue attempts_;
   int completing_ = -1;  // the record whose end is being processed
   double makespan_ = 0;
   std::string error_;
@@ -313,7 +302,7 @@ void Run::schedule(int g, double time) {
   auto& queued = queued_[static_cast<std::size_t>(g)];
   if (queued != 0) return;
   queued = 1;
-  attempts_.push({time, order_++, g, false});
+  attempts_.push(time, g, false);
 }
 
 void Run::attempt(int g, double now) {
@@ -427,8 +416,7 @@ void Run::finish(int g, double now) {
 }
 
 void Run::take_attempt() {
-  const Attempt next = attempts_.top();
-  attempts_.pop();
+  const detail::Attempt next = attempts_.pop();
   if (next.finish) {
     finish(next.threadblock, next.time);
     return;
@@ -444,7 +432,7 @@ void Run::run() {
   while (error_.empty()) {
     // What happens at the instant the network has open joins it while nothing ends by then
     // (flow_network.h): the rates are settled once for all of it.
-    if (!attempts_.empty() && network_.open_and_quiet(attempts_.top().time)) {
+    if (!attempts_.empty() && network_.open_and_quiet(attempts_.next_time())) {
       take_attempt();
       continue;
     }
@@ -452,7 +440,8 @@ void Run::run() {
     const bool have_attempt = !attempts_.empty();
     if (!end && !have_attempt) break;
     // Ends before attempts at the same time: what a step frees is there for whoever tries next.
-    if (end && (!have_attempt || end->first <= attempts_.top().time)) {
+    if (end && (!have_attempt || end->first <= attempts_.next_time())) {
+      attempts_.advance(end->first);
       network_.finish(end->first, end->second);
       complete(flow_owner_[static_cast<std::size_t>(end->second)], end->first);
       continue;
