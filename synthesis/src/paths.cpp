@@ -178,11 +178,10 @@ double path_cost(const std::vector<int>& order, const std::vector<std::vector<do
 
 }  // namespace
 
-std::vector<std::vector<BroadcastPath>> pack_paths(const predict::Topology& topology,
-                                                   const std::vector<int>& ranks, int most) {
+namespace {
+
+Hops hops_of(const predict::Topology& topology, const std::vector<int>& ranks, bool both_ways) {
   const int n = static_cast<int>(ranks.size());
-  std::vector<std::vector<BroadcastPath>> out;
-  if (n < 2 || n > kMaxPathGpus || most < 1) return out;
   Hops hops{n, std::vector<std::vector<std::vector<int>>>(
                    static_cast<std::size_t>(n),
                    std::vector<std::vector<int>>(static_cast<std::size_t>(n)))};
@@ -191,10 +190,27 @@ std::vector<std::vector<BroadcastPath>> pack_paths(const predict::Topology& topo
       if (a == b) continue;
       const auto route =
           topology.route(ranks[static_cast<std::size_t>(a)], ranks[static_cast<std::size_t>(b)]);
-      hops.links[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)].assign(route.begin(),
-                                                                                  route.end());
+      auto& links = hops.links[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)];
+      links.assign(route.begin(), route.end());
+      if (both_ways) {
+        const auto back =
+            topology.route(ranks[static_cast<std::size_t>(b)], ranks[static_cast<std::size_t>(a)]);
+        links.insert(links.end(), back.begin(), back.end());
+      }
     }
   }
+  return hops;
+}
+
+}  // namespace
+
+std::vector<std::vector<BroadcastPath>> pack_paths(const predict::Topology& topology,
+                                                   const std::vector<int>& ranks, int most,
+                                                   bool both_ways) {
+  const int n = static_cast<int>(ranks.size());
+  std::vector<std::vector<BroadcastPath>> out;
+  if (n < 2 || n > kMaxPathGpus || most < 1) return out;
+  const Hops hops = hops_of(topology, ranks, both_ways);
   // First over every Hamiltonian path, which spreads each root's data over many of them; then,
   // over each root's `most` heaviest only, which settles their rates so that together they
   // carry as much as such a few can.
@@ -234,6 +250,148 @@ std::vector<std::vector<BroadcastPath>> pack_paths(const predict::Topology& topo
       return a.rate_gbs > b.rate_gbs;
     });
     out.push_back(std::move(paths));
+  }
+  return out;
+}
+
+namespace {
+
+// The lanes' load on the links, as a fraction of what each link carries when every root's data
+// moves at `rate` (GB/s), and what a lane adds to the potential the local search lowers,
+// Σ exp(α × load): it weighs the busiest links most without stalling, as their maximum would,
+// where several are equally busy.
+class LaneLoad {
+ public:
+  static constexpr double kAlpha = 30;
+
+  LaneLoad(const predict::Topology& topology, const Hops& hops, double share_gbs)
+      : hops_(hops), load_(topology.links().size(), 0), step_(topology.links().size(), 0) {
+    for (std::size_t l = 0; l < step_.size(); ++l) {
+      const double capacity = topology.links()[l].bandwidth_gbs;
+      step_[l] = capacity > 0 ? share_gbs / capacity : 0;
+    }
+  }
+  void add(const std::vector<int>& order, double sign) {
+    for (std::size_t i = 0; i + 1 < order.size(); ++i) {
+      for (int l : hop(order[i], order[i + 1])) {
+        load_[static_cast<std::size_t>(l)] += sign * step_[static_cast<std::size_t>(l)];
+      }
+    }
+  }
+  // What a lane along `order` would add to the potential, hop by hop (exact where no two hops
+  // cross one link).
+  double rise(int from, int to) const {
+    double c = 0;
+    for (int l : hop(from, to)) {
+      const auto li = static_cast<std::size_t>(l);
+      c += std::exp(kAlpha * load_[li]) * std::expm1(kAlpha * step_[li]);
+    }
+    return c;
+  }
+  double busiest() const { return *std::max_element(load_.begin(), load_.end()); }
+
+ private:
+  const std::vector<int>& hop(int from, int to) const {
+    return hops_.links[static_cast<std::size_t>(from)][static_cast<std::size_t>(to)];
+  }
+  const Hops& hops_;
+  std::vector<double> load_;
+  std::vector<double> step_;  // per link: one lane's load on it
+};
+
+}  // namespace
+
+std::vector<std::vector<BroadcastPath>> equal_lanes(
+    const predict::Topology& topology, const std::vector<int>& ranks,
+    const std::vector<std::vector<BroadcastPath>>& packed, int lanes, bool both_ways) {
+  const int n = static_cast<int>(ranks.size());
+  std::vector<std::vector<BroadcastPath>> out;
+  if (n < 2 || n > kMaxPathGpus || lanes < 1 || static_cast<int>(packed.size()) != n) return out;
+  std::map<int, int> local;
+  for (int i = 0; i < n; ++i) local[ranks[static_cast<std::size_t>(i)]] = i;
+  // The rate every root's data reaches the others at in the packing: the lanes' loads are
+  // measured against it.
+  double rate = std::numeric_limits<double>::infinity();
+  for (const auto& paths : packed) {
+    double sum = 0;
+    for (const BroadcastPath& p : paths) sum += p.rate_gbs;
+    rate = std::min(rate, sum);
+  }
+  if (!(rate > 0)) return out;
+  const Hops hops = hops_of(topology, ranks, both_ways);
+  LaneLoad load(topology, hops, rate / lanes);
+  // Apportioned by rate: each next lane to the path with the most rate per lane (D'Hondt).
+  std::vector<std::vector<std::vector<int>>> orders(static_cast<std::size_t>(n));
+  for (int root = 0; root < n; ++root) {
+    const auto& paths = packed[static_cast<std::size_t>(root)];
+    if (paths.empty()) return out;
+    std::vector<int> given(paths.size(), 0);
+    for (int lane = 0; lane < lanes; ++lane) {
+      std::size_t pick = 0;
+      for (std::size_t i = 1; i < paths.size(); ++i) {
+        if (paths[i].rate_gbs / (given[i] + 1) > paths[pick].rate_gbs / (given[pick] + 1)) pick = i;
+      }
+      ++given[pick];
+      std::vector<int> order;
+      for (const int r : paths[pick].order) {
+        const auto at = local.find(r);
+        if (at == local.end()) return out;  // not a path over `ranks`
+        order.push_back(at->second);
+      }
+      orders[static_cast<std::size_t>(root)].push_back(std::move(order));
+    }
+    for (const auto& order : orders[static_cast<std::size_t>(root)]) load.add(order, 1);
+  }
+  // Each lane in turn moves to the cheapest Hamiltonian path under the potential's rise, while
+  // that lowers the potential. The lanes kept are those of the sweep whose busiest link was the
+  // least busy, so never busier than the apportionment's.
+  CheapestPath cheapest(n);
+  std::vector<std::vector<double>> cost(static_cast<std::size_t>(n),
+                                        std::vector<double>(static_cast<std::size_t>(n), 0));
+  const auto path_rise = [&](const std::vector<int>& order) {
+    double c = 0;
+    for (std::size_t i = 0; i + 1 < order.size(); ++i) c += load.rise(order[i], order[i + 1]);
+    return c;
+  };
+  auto kept = orders;
+  double kept_busiest = load.busiest();
+  constexpr int kSweeps = 20;
+  for (int sweep = 0; sweep < kSweeps; ++sweep) {
+    bool moved = false;
+    for (int root = 0; root < n; ++root) {
+      for (auto& order : orders[static_cast<std::size_t>(root)]) {
+        load.add(order, -1);
+        for (int a = 0; a < n; ++a) {
+          for (int b = 0; b < n; ++b) {
+            cost[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] =
+                a == b ? 0 : load.rise(a, b);
+          }
+        }
+        std::vector<int> better = cheapest(root, cost);
+        if (better != order && path_rise(better) < path_rise(order) * (1 - 1e-9)) {
+          order = std::move(better);
+          moved = true;
+        }
+        load.add(order, 1);
+      }
+    }
+    if (load.busiest() < kept_busiest) {
+      kept = orders;
+      kept_busiest = load.busiest();
+    }
+    if (!moved) break;
+  }
+  // Every lane carries the same share: the busiest link decides it.
+  const double each = kept_busiest > 0 ? rate / lanes / kept_busiest : rate / lanes;
+  for (int root = 0; root < n; ++root) {
+    std::vector<BroadcastPath> mine;
+    for (const auto& order : kept[static_cast<std::size_t>(root)]) {
+      BroadcastPath p;
+      for (const int i : order) p.order.push_back(ranks[static_cast<std::size_t>(i)]);
+      p.rate_gbs = each;
+      mine.push_back(std::move(p));
+    }
+    out.push_back(std::move(mine));
   }
   return out;
 }

@@ -164,9 +164,11 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
                              shape.pieces * nodes <= shape.most_channels;
   s.channels = within == Within::Direct ? shape.pieces * (split_by_node ? nodes : 1)
                                         : static_cast<int>(lane_count) * gpus;
-  const std::string how = within == Within::Direct  ? std::string("direct")
-                          : within == Within::Rings ? fmt::format("rings_l{}", lane_count)
-                                                    : fmt::format("paths_l{}", lane_count);
+  const std::string how = within == Within::Direct ? std::string("direct")
+                          : within == Within::Rings
+                              ? fmt::format("rings_l{}", lane_count)
+                              : fmt::format("{}{}_l{}", plan.equal_lanes ? "lanes" : "paths",
+                                            plan.both_ways ? "_both" : "", lane_count);
   s.name = nodes > 1 ? fmt::format("synth_{}_{}{}_p{}",
                                    shape.across == Across::Direct ? "rails" : "chain", how,
                                    split_by_node ? "_split" : "", shape.pieces)

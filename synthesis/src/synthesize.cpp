@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <exception>
 #include <limits>
 #include <optional>
@@ -28,6 +29,25 @@ struct Variant {
   Sketch sketch;
   ir::Protocol protocol = ir::Protocol::Simple;
 };
+
+// Whether the paths carry every origin's data at another rate than the rings do (by more than
+// rounding): a ring of width w moves every origin's data at w / (G - 1), an origin's paths at
+// the sum of their rates. Where the two agree, both fill the node (a switch).
+bool paths_differ_from_rings(const NodePlan& plan) {
+  if (plan.paths.empty()) return false;
+  if (plan.rings.empty()) return true;
+  double width = 0;
+  for (const NodeRing& r : plan.rings) width += r.rate_gbs;
+  const double rings_rate =
+      width / static_cast<double>(std::max<std::size_t>(1, plan.paths.size() - 1));
+  double paths_rate = std::numeric_limits<double>::infinity();
+  for (const auto& paths : plan.paths) {
+    double sum = 0;
+    for (const BroadcastPath& p : paths) sum += p.rate_gbs;
+    paths_rate = std::min(paths_rate, sum);
+  }
+  return std::abs(paths_rate - rings_rate) > rings_rate * 1e-3;
+}
 
 // The sketches worth proving for this collective on this machine: each wins some sizes on some
 // machines, and there are few enough that synthesis stays within seconds.
@@ -74,8 +94,14 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
   // origin) do, which leaves room for the hops' latency.
   const int gpus = topology.gpus_per_node();
   const int most_lanes = std::max(1, most_channels / gpus);
+  // Across nodes, where the rings carry every origin's data as fast as the paths do (NVSwitch
+  // nodes), sketches along the paths only cost prediction time: on eight A100 nodes they were
+  // slower than the rings' at every size. Where the two differ, either may win (two DGX-1s'
+  // allreduce at 64 MB runs on the paths, though the rings are wider).
+  const bool paths_pay = topology.nodes() == 1 || paths_differ_from_rings(plan);
   for (const Within within : {Within::Rings, Within::Paths}) {
     if (within == Within::Rings ? plan.rings.empty() : plan.paths.empty()) continue;
+    if (within == Within::Paths && !paths_pay) continue;
     // Paths are uneven: they share the lanes by width, each lane one piece, so that every lane
     // moves as much per tile (the simulator shares a link evenly between its transfers).
     int lanes_pow2 = 1;
@@ -89,6 +115,35 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
       TreeShape chain = bandwidth;
       chain.across = Across::Chain;
       out.push_back({tree_sketch(topology, collective, plan, chain), ir::Protocol::Simple});
+    }
+    // On one node, where predicting one more is cheap, the paths also run as lanes of equal
+    // shares placed so that no link carries much more than the packing asks of it (paths.h).
+    // The simulator decides: on a DGX-1 with an NVLink down they win (allgather at 1 GB: 96 %
+    // of the bound, against 92 %); on 6 of its GPUs the packing's own lanes do (93 % against
+    // 88 %), though the equal lanes are nearer the packing's rate on the links alone.
+    if (within == Within::Paths && topology.nodes() == 1) {
+      std::vector<int> node0(static_cast<std::size_t>(gpus));
+      for (int g = 0; g < gpus; ++g) node0[static_cast<std::size_t>(g)] = g;
+      NodePlan lanes;
+      lanes.paths = equal_lanes(topology, node0, plan.paths, pieces);
+      lanes.equal_lanes = true;
+      if (!lanes.paths.empty()) {
+        out.push_back({tree_sketch(topology, collective, lanes, bandwidth), ir::Protocol::Simple});
+      }
+      // Allreduce sends every piece both ways along its path (reduced towards its origin, then
+      // back out): lanes placed for the load both ways, from paths packed for it, balance the
+      // links the gather's lanes alone leave uneven (a DGX-1 with an NVLink down: 97 % of the
+      // bound at 1 GB, against 88 %; 6 of its GPUs: 77 %, against 66 %).
+      if (collective == ir::Collective::AllReduce) {
+        NodePlan both;
+        both.paths = equal_lanes(topology, node0, pack_paths(topology, node0, 8, true), pieces,
+                                 /*both_ways=*/true);
+        both.equal_lanes = true;
+        both.both_ways = true;
+        if (!both.paths.empty()) {
+          out.push_back({tree_sketch(topology, collective, both, bandwidth), ir::Protocol::Simple});
+        }
+      }
     }
   }
   // One lane per ring for middle sizes, where LL128's lower latency pays more than width.

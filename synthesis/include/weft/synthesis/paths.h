@@ -23,8 +23,23 @@ struct BroadcastPath {
 };
 
 // Per rank of `ranks` (in that order): its paths, heaviest first, at most `most` each. Empty when
-// there are more than kMaxPathGpus ranks or fewer than two.
+// there are more than kMaxPathGpus ranks or fewer than two. With `both_ways`, every hop loads
+// the links both ways, as an allreduce's does (its scatter runs a path backwards, its gather
+// forwards): the rates are then what each root's data moves at both ways at once.
 std::vector<std::vector<BroadcastPath>> pack_paths(const predict::Topology& topology,
-                                                   const std::vector<int>& ranks, int most);
+                                                   const std::vector<int>& ranks, int most,
+                                                   bool both_ways = false);
+
+// The same roots' data in `lanes` lanes each, every lane along one Hamiltonian path (a path may
+// carry several) and all carrying equal shares, as a sketch runs them: the simulator shares a
+// link evenly between transfers, so every lane moves one piece per step. Apportioned by the
+// packing's rates alone, lanes of equal shares overload some links (a DGX-1 with an NVLink down:
+// 93 % of the packing's rate in eight lanes); so each lane in turn then moves to the cheapest
+// path under a potential that grows steeply with every link's load (Σ exp(30 × load)), while
+// that lowers it (there: 98 %). Every path's rate_gbs is the share the busiest link allows.
+// `both_ways` as pack_paths' (give it the paths packed so). Empty where pack_paths gave nothing.
+std::vector<std::vector<BroadcastPath>> equal_lanes(
+    const predict::Topology& topology, const std::vector<int>& ranks,
+    const std::vector<std::vector<BroadcastPath>>& packed, int lanes, bool both_ways = false);
 
 }  // namespace weft::synthesis

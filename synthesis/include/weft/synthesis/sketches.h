@@ -45,6 +45,10 @@ int lane_pieces(const std::vector<double>& widths, double lane_gbs, int most_lan
 struct NodePlan {
   std::vector<NodeRing> rings;
   std::vector<std::vector<BroadcastPath>> paths;  // per local index; empty: none packed
+  // The paths are equal_lanes' (paths.h), one lane each: sketches along them are named "lanes".
+  bool equal_lanes = false;
+  // The paths were packed and placed for data sent both ways along them (allreduce): "lanes_both".
+  bool both_ways = false;
 };
 
 // The pieces lane_pieces calls for over the plan's rings, or the most any origin's paths need.

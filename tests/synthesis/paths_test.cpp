@@ -1,0 +1,125 @@
+// Broadcast paths per origin, and the lanes of equal shares a sketch runs them in.
+#include <algorithm>
+#include <numeric>
+
+#include <catch2/catch.hpp>
+
+#include "support.h"
+#include "weft/synthesis/bound.h"
+#include "weft/synthesis/paths.h"
+
+namespace weft::synthesis {
+namespace {
+
+using test::topology;
+
+std::vector<int> node_ranks(const predict::Topology& t) {
+  std::vector<int> ranks(static_cast<std::size_t>(t.gpus_per_node()));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  return ranks;
+}
+
+// The least rate any origin's data leaves at, over all its paths.
+double origin_rate(const std::vector<std::vector<BroadcastPath>>& paths) {
+  double least = std::numeric_limits<double>::infinity();
+  for (const auto& mine : paths) {
+    double sum = 0;
+    for (const BroadcastPath& p : mine) sum += p.rate_gbs;
+    least = std::min(least, sum);
+  }
+  return least;
+}
+
+// Every path starts at its origin and visits every rank once, and the paths' rates together fit
+// every link (counted here from the routes, not taken from the packing).
+// With `both_ways`, every hop loads its links both ways (allreduce).
+void check_fits(const predict::Topology& t, const std::vector<int>& ranks,
+                const std::vector<std::vector<BroadcastPath>>& paths, bool both_ways = false) {
+  REQUIRE(paths.size() == ranks.size());
+  std::vector<double> carried(t.links().size(), 0);
+  for (std::size_t root = 0; root < paths.size(); ++root) {
+    for (const BroadcastPath& p : paths[root]) {
+      REQUIRE(p.order.size() == ranks.size());
+      CHECK(p.order.front() == ranks[root]);
+      std::vector<int> sorted = p.order;
+      std::sort(sorted.begin(), sorted.end());
+      CHECK(sorted == ranks);
+      for (std::size_t i = 0; i + 1 < p.order.size(); ++i) {
+        for (const int l : t.route(p.order[i], p.order[i + 1]))
+          carried[static_cast<std::size_t>(l)] += p.rate_gbs;
+        if (!both_ways) continue;
+        for (const int l : t.route(p.order[i + 1], p.order[i]))
+          carried[static_cast<std::size_t>(l)] += p.rate_gbs;
+      }
+    }
+  }
+  for (std::size_t l = 0; l < carried.size(); ++l) {
+    INFO("link " << l);
+    CHECK(carried[l] <= t.links()[l].bandwidth_gbs * (1 + 1e-6));
+  }
+}
+
+// A DGX-1 with an NVLink down, and 6 of its GPUs: the packing reaches the bound's rate (every
+// GPU's data at the algbw bound over the ranks); eight lanes of equal shares, apportioned by the
+// packing's rates alone, reach 93 % and 95 % of it; placed by the local search, nearly all.
+TEST_CASE("Paths on a degraded DGX-1 reach its bound, and lanes of equal shares nearly so") {
+  const auto file = test::dgx1_file();
+  if (!file) return;
+  struct Case {
+    const char* name;
+    predict::Topology machine;
+    double lanes_at_least;  // of the packing's rate
+  };
+  Case cases[] = {{"NVLink 0-1 down", topology(*file, 1, 0, {{0, 1, 0}}), 0.97},
+                  {"6 of 8 GPUs", topology(*file, 1, 6), 0.98}};
+  for (const Case& c : cases) {
+    INFO(c.name);
+    const std::vector<int> ranks = node_ranks(c.machine);
+    const auto packed = pack_paths(c.machine, ranks, 8);
+    check_fits(c.machine, ranks, packed);
+    const Bound bound = bandwidth_bound(c.machine, ir::Collective::AllGather);
+    const double packed_rate = origin_rate(packed);
+    CHECK(packed_rate * static_cast<double>(ranks.size()) >= 0.99 * bound.algbw_gbs);
+
+    const auto lanes = equal_lanes(c.machine, ranks, packed, 8);
+    check_fits(c.machine, ranks, lanes);
+    for (const auto& mine : lanes) {
+      REQUIRE(mine.size() == 8);
+      for (const BroadcastPath& p : mine) CHECK(p.rate_gbs == mine.front().rate_gbs);
+    }
+    CHECK(origin_rate(lanes) >= c.lanes_at_least * packed_rate);
+  }
+}
+
+// Allreduce sends each piece back along its path: packed for the load both ways, the paths on a
+// DGX-1 with an NVLink down reach the allreduce bound (each GPU's data moving both ways at the
+// bound's algbw over the ranks), and four lanes of equal shares come within 3 % of them.
+TEST_CASE("Paths packed both ways reach a degraded DGX-1's allreduce bound") {
+  const auto file = test::dgx1_file();
+  if (!file) return;
+  const predict::Topology t = topology(*file, 1, 0, {{0, 1, 0}});
+  const std::vector<int> ranks = node_ranks(t);
+  const auto packed = pack_paths(t, ranks, 8, /*both_ways=*/true);
+  check_fits(t, ranks, packed, true);
+  const double rate = origin_rate(packed);
+  CHECK(rate * 8 >= 0.99 * bandwidth_bound(t, ir::Collective::AllReduce).algbw_gbs);
+  // Packed one way only, the same paths would overload the links coming back.
+  CHECK(origin_rate(pack_paths(t, ranks, 8)) > 1.5 * rate);
+  const auto lanes = equal_lanes(t, ranks, packed, 4, true);
+  check_fits(t, ranks, lanes, true);
+  CHECK(origin_rate(lanes) >= 0.97 * rate);
+}
+
+TEST_CASE("Equal lanes on an NVSwitch node fill it, and need a packing to start from") {
+  const predict::Topology t = topology("h100-nvswitch");
+  const std::vector<int> ranks = node_ranks(t);
+  const auto packed = pack_paths(t, ranks, 8);
+  const auto lanes = equal_lanes(t, ranks, packed, 4);
+  check_fits(t, ranks, lanes);
+  CHECK(origin_rate(lanes) >= 0.99 * origin_rate(packed));
+  CHECK(equal_lanes(t, ranks, {}, 4).empty());
+  CHECK(equal_lanes(t, ranks, packed, 0).empty());
+}
+
+}  // namespace
+}  // namespace weft::synthesis
