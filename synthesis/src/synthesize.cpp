@@ -119,16 +119,20 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     // On one node, where predicting one more is cheap, the paths also run as lanes of equal
     // shares placed so that no link carries much more than the packing asks of it (paths.h).
     // The simulator decides: on a DGX-1 with an NVLink down they win (allgather at 1 GB: 96 %
-    // of the bound, against 92 %); on 6 of its GPUs the packing's own lanes do (93 % against
-    // 88 %), though the equal lanes are nearer the packing's rate on the links alone.
+    // of the bound, against 92 %). Where the profile's channels leave room for more lanes than
+    // the paths (6 GPUs: 10 lanes for 8 paths), the pieces are doubled until they fill it, and
+    // the widest paths run in two lanes each (6 of a DGX-1's GPUs: allgather 96 % at 64 MB,
+    // against 93 % on the packing's own lanes, and 88 % on one lane per path).
     if (within == Within::Paths && topology.nodes() == 1) {
       std::vector<int> node0(static_cast<std::size_t>(gpus));
       for (int g = 0; g < gpus; ++g) node0[static_cast<std::size_t>(g)] = g;
+      TreeShape filled = bandwidth;
+      while (filled.pieces < most_lanes) filled.pieces *= 2;
       NodePlan lanes;
       lanes.paths = equal_lanes(topology, node0, plan.paths, pieces);
       lanes.equal_lanes = true;
       if (!lanes.paths.empty()) {
-        out.push_back({tree_sketch(topology, collective, lanes, bandwidth), ir::Protocol::Simple});
+        out.push_back({tree_sketch(topology, collective, lanes, filled), ir::Protocol::Simple});
       }
       // Allreduce sends every piece both ways along its path (reduced towards its origin, then
       // back out): lanes placed for the load both ways, from paths packed for it, balance the
