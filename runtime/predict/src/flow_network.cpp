@@ -221,27 +221,8 @@ void FlowNetwork::resolve() {
     settle(flow, now);
     flow.rate = rate;
     flow.end = now + flow.remaining / rate;
-    moved_.push_back(id);
+    heap_update(id);
   }
-  // When a good part of the running flows moved (a busy link's flows all re-rated), their ends
-  // are set in place and the heap rebuilt in linear time, rather than each sifted on its own.
-  // (end, id) orders the flows strictly, so either heap gives the same earliest end.
-  if (moved_.size() * 8 > heap_.size()) {
-    for (const int id : moved_) {
-      const double end = flows_[static_cast<std::size_t>(id)].end;
-      const int slot = heap_slot_[static_cast<std::size_t>(id)];
-      if (slot < 0) {
-        heap_slot_[static_cast<std::size_t>(id)] = static_cast<int>(heap_.size());
-        heap_.push_back({end, id});
-      } else {
-        heap_[static_cast<std::size_t>(slot)].end = end;
-      }
-    }
-    for (std::size_t slot = heap_.size() / 2; slot-- > 0;) sift_down(slot);
-  } else {
-    for (const int id : moved_) heap_update(id);
-  }
-  moved_.clear();
   dirty_.clear();
   touched_.clear();
 }
@@ -254,7 +235,7 @@ void FlowNetwork::place(std::size_t slot, HeapEntry entry) {
 void FlowNetwork::sift_up(std::size_t slot) {
   const HeapEntry entry = heap_[slot];
   while (slot > 0) {
-    const std::size_t parent = (slot - 1) / 2;
+    const std::size_t parent = (slot - 1) / kArity;
     if (!entry.before(heap_[parent])) break;
     place(slot, heap_[parent]);
     slot = parent;
@@ -266,9 +247,13 @@ void FlowNetwork::sift_down(std::size_t slot) {
   const HeapEntry entry = heap_[slot];
   const std::size_t size = heap_.size();
   while (true) {
-    std::size_t child = 2 * slot + 1;
-    if (child >= size) break;
-    if (child + 1 < size && heap_[child + 1].before(heap_[child])) ++child;
+    const std::size_t first = kArity * slot + 1;
+    if (first >= size) break;
+    std::size_t child = first;
+    const std::size_t last = std::min(size, first + kArity);
+    for (std::size_t c = first + 1; c < last; ++c) {
+      if (heap_[c].before(heap_[child])) child = c;
+    }
     if (!heap_[child].before(entry)) break;
     place(slot, heap_[child]);
     slot = child;
@@ -284,13 +269,23 @@ void FlowNetwork::heap_update(int id) {
     sift_up(heap_.size() - 1);
     return;
   }
+  // A later end leaves the entry where it is: its key stays a bound from below, mended only if
+  // it comes to the top (mend_top). A flow is mostly re-rated several times, slower each time a
+  // flow joins its links, before it is the earliest, and sifting it down each time was wasted.
   const auto at = static_cast<std::size_t>(slot);
-  const bool sooner = end < heap_[at].end;
-  heap_[at].end = end;
-  if (sooner) {
+  if (end < heap_[at].end) {
+    heap_[at].end = end;
     sift_up(at);
-  } else {
-    sift_down(at);
+  }
+}
+
+void FlowNetwork::mend_top() {
+  while (!heap_.empty()) {
+    HeapEntry& top = heap_.front();
+    const double end = flows_[static_cast<std::size_t>(top.id)].end;
+    if (end == top.end) return;
+    top.end = end;
+    sift_down(0);
   }
 }
 
@@ -342,12 +337,14 @@ int FlowNetwork::start(double now, double bytes, std::span<const LinkUse> uses, 
 
 std::optional<std::pair<double, int>> FlowNetwork::next_end() {
   if (open_) resolve();
+  mend_top();
   if (heap_.empty()) return std::nullopt;
   return std::pair{heap_.front().end, heap_.front().id};
 }
 
-bool FlowNetwork::open_and_quiet(double now) const {
+bool FlowNetwork::open_and_quiet(double now) {
   if (!open_ || now != now_) return false;
+  mend_top();
   return heap_.empty() || heap_.front().end > now;
 }
 

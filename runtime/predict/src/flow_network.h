@@ -22,7 +22,7 @@
 // ends of one instant are settled together when the next end is asked for: a step's end is
 // mostly followed by its threadblock's next start at the same time, and the flows of a busy GPU
 // were re-rated (and their ends moved in the heap) once for each. Ends are kept in
-// an indexed binary heap, one entry per running flow that a new rate moves in place (a queue of
+// an indexed four-ary heap, one entry per running flow that a new rate moves in place (a queue of
 // superseded entries grew with every re-rating, and on a link shared by hundreds of flows,
 // popping them was most of a prediction's time).
 #pragma once
@@ -57,7 +57,7 @@ class FlowNetwork {
   // Whether `now` is the instant open for starts and finishes and no flow ends by then, so that
   // more of it may join without settling the rates first. A flow's end moves with its rate but
   // stays after `now` while bytes are left, so the ends before settling answer.
-  bool open_and_quiet(double now) const;
+  bool open_and_quiet(double now);
 
  private:
   // A running flow on a link, with its weight there and its limit: the water level reads both
@@ -98,7 +98,8 @@ class FlowNetwork {
   void resolve();
 
   // The heap of running flows by (end, id): the same order the simulator has always broken ties
-  // in, so the earliest end is unique. An entry holds its end: comparisons read the heap alone.
+  // in, so the earliest end is unique. An entry holds its end, or a bound from below where the
+  // end has moved later since (mend_top): comparisons read the heap alone.
   struct HeapEntry {
     double end = 0;
     int id = 0;
@@ -106,10 +107,16 @@ class FlowNetwork {
       return end != other.end ? end < other.end : id < other.id;
     }
   };
+  // Four children per entry: half the depth of a binary heap, and the children of one entry
+  // share a cache line or two.
+  static constexpr std::size_t kArity = 4;
   void place(std::size_t slot, HeapEntry entry);
   void sift_up(std::size_t slot);
   void sift_down(std::size_t slot);
   void heap_update(int id);
+  // Until the top entry's key is its flow's end: keys of flows whose end moved later are only
+  // bounds from below (heap_update), and the earliest end must be exact.
+  void mend_top();
   void heap_remove(int id);
 
   std::vector<double> capacity_;
@@ -133,7 +140,6 @@ class FlowNetwork {
   std::vector<std::uint32_t> limit_stamp_;  // per flow: the pass that re-limited it
   std::vector<std::uint32_t> touch_stamp_;  // per flow: the pass that touched it
   std::vector<int> touched_;                // flows whose rate may have moved in this pass
-  std::vector<int> moved_;                  // flows whose end moved in this pass
   std::vector<std::pair<double, double>> fill_;  // scratch: (limit, weight) for water-filling
   std::uint32_t pass_ = 0;
   bool open_ = false;   // starts or finishes wait for resolve()
