@@ -178,6 +178,16 @@ double path_cost(const std::vector<int>& order, const std::vector<std::vector<do
 
 }  // namespace
 
+double broadcast_rate(const std::vector<std::vector<BroadcastPath>>& paths) {
+  double rate = std::numeric_limits<double>::infinity();
+  for (const auto& mine : paths) {
+    double sum = 0;
+    for (const BroadcastPath& p : mine) sum += p.rate_gbs;
+    rate = std::min(rate, sum);
+  }
+  return rate;
+}
+
 namespace {
 
 Hops hops_of(const predict::Topology& topology, const std::vector<int>& ranks, bool both_ways) {
@@ -309,14 +319,8 @@ std::vector<std::vector<BroadcastPath>> equal_lanes(
   if (n < 2 || n > kMaxPathGpus || lanes < 1 || static_cast<int>(packed.size()) != n) return out;
   std::map<int, int> local;
   for (int i = 0; i < n; ++i) local[ranks[static_cast<std::size_t>(i)]] = i;
-  // The rate every root's data reaches the others at in the packing: the lanes' loads are
-  // measured against it.
-  double rate = std::numeric_limits<double>::infinity();
-  for (const auto& paths : packed) {
-    double sum = 0;
-    for (const BroadcastPath& p : paths) sum += p.rate_gbs;
-    rate = std::min(rate, sum);
-  }
+  // The lanes' loads are measured against the packing's rate.
+  const double rate = broadcast_rate(packed);
   if (!(rate > 0)) return out;
   const Hops hops = hops_of(topology, ranks, both_ways);
   LaneLoad load(topology, hops, rate / lanes);

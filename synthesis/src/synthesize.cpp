@@ -30,6 +30,13 @@ struct Variant {
   ir::Protocol protocol = ir::Protocol::Simple;
 };
 
+// Node 0's ranks, whose rings and paths every node copies.
+std::vector<int> node0_ranks(const predict::Topology& topology) {
+  std::vector<int> ranks(static_cast<std::size_t>(topology.gpus_per_node()));
+  for (std::size_t g = 0; g < ranks.size(); ++g) ranks[g] = static_cast<int>(g);
+  return ranks;
+}
+
 // Whether the paths carry every origin's data at another rate than the rings do (by more than
 // rounding): a ring of width w moves every origin's data at w / (G - 1), an origin's paths at
 // the sum of their rates. Where the two agree, both fill the node (a switch).
@@ -40,13 +47,7 @@ bool paths_differ_from_rings(const NodePlan& plan) {
   for (const NodeRing& r : plan.rings) width += r.rate_gbs;
   const double rings_rate =
       width / static_cast<double>(std::max<std::size_t>(1, plan.paths.size() - 1));
-  double paths_rate = std::numeric_limits<double>::infinity();
-  for (const auto& paths : plan.paths) {
-    double sum = 0;
-    for (const BroadcastPath& p : paths) sum += p.rate_gbs;
-    paths_rate = std::min(paths_rate, sum);
-  }
-  return std::abs(paths_rate - rings_rate) > rings_rate * 1e-3;
+  return std::abs(broadcast_rate(plan.paths) - rings_rate) > rings_rate * 1e-3;
 }
 
 // The sketches worth proving for this collective on this machine: each wins some sizes on some
@@ -121,11 +122,10 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     // The simulator decides: on a DGX-1 with an NVLink down they win (allgather at 1 GB: 96 %
     // of the bound, against 92 %). Where the profile's channels leave room for more lanes than
     // the paths (6 GPUs: 10 lanes for 8 paths), the pieces are doubled until they fill it, and
-    // the widest paths run in two lanes each (6 of a DGX-1's GPUs: allgather 96 % at 64 MB,
+    // the widest paths run in two lanes each (6 of a DGX-1's GPUs: allgather 98 % at 64 MB,
     // against 93 % on the packing's own lanes, and 88 % on one lane per path).
     if (within == Within::Paths && topology.nodes() == 1) {
-      std::vector<int> node0(static_cast<std::size_t>(gpus));
-      for (int g = 0; g < gpus; ++g) node0[static_cast<std::size_t>(g)] = g;
+      const std::vector<int> node0 = node0_ranks(topology);
       TreeShape filled = bandwidth;
       while (filled.pieces < most_lanes) filled.pieces *= 2;
       NodePlan lanes;
@@ -261,8 +261,7 @@ ir::LimitsProfile profile_or_throw(const std::string& name) {
 NodePlan plan_node(const predict::Topology& topology, ir::Collective collective) {
   NodePlan plan;
   if (collective == ir::Collective::AllToAll) return plan;
-  std::vector<int> node0(static_cast<std::size_t>(topology.gpus_per_node()));
-  for (int g = 0; g < topology.gpus_per_node(); ++g) node0[static_cast<std::size_t>(g)] = g;
+  const std::vector<int> node0 = node0_ranks(topology);
   plan.rings = pack_rings(topology, node0);
   plan.paths = pack_paths(topology, node0, 8);
   return plan;

@@ -22,6 +22,10 @@ struct BroadcastPath {
   double rate_gbs = 0;     // what this path carries of its root's data
 };
 
+// The rate every root's data reaches the others at: the least, over the roots, of their paths'
+// rates together (infinite where there are no roots).
+double broadcast_rate(const std::vector<std::vector<BroadcastPath>>& paths);
+
 // Per rank of `ranks` (in that order): its paths, heaviest first, at most `most` each. Empty when
 // there are more than kMaxPathGpus ranks or fewer than two. With `both_ways`, every hop loads
 // the links both ways, as an allreduce's does (its scatter runs a path backwards, its gather
