@@ -33,6 +33,7 @@
 #include "weft/cpu/cpu_executor.h"
 #include "weft/cpu/light_queue.h"
 #include "weft/cpu/plan.h"
+#include "zeroed_pages.h"
 
 namespace weft::cpu::detail {
 
@@ -106,7 +107,7 @@ class RaceDetector {
   std::vector<std::uint32_t> index_;        // per threadblock: its position in its component
   std::vector<std::uint32_t> width_;        // per component: its threadblocks
   std::vector<std::size_t> dense_base_;     // per threadblock: its clock in clocks_, or kSparse
-  std::vector<Clock> clocks_;               // dense clocks, their component's width each
+  ZeroedPages<Clock> clocks_;               // dense clocks, their component's width each
   std::vector<std::vector<Entry>> sparse_;  // per threadblock of a sparse component, by index
   std::vector<Entry> merged_;               // scratch of sparse joins
 
