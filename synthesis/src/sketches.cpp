@@ -266,6 +266,21 @@ Sketch alltoall_sketch(const predict::Topology& topology, bool rails, int channe
   return s;
 }
 
+double busiest_link_load(const predict::Topology& topology, const Sketch& sketch) {
+  const auto& links = topology.links();
+  std::vector<double> load(links.size(), 0);
+  const double per_piece = 1.0 / std::max(1, sketch.pieces);
+  for (const Route& route : sketch.routes) {
+    for (const Hop& hop : route.hops) {
+      for (const int l : topology.route(hop.from, hop.to)) {
+        load[static_cast<std::size_t>(l)] +=
+            route.count * per_piece / links[static_cast<std::size_t>(l)].bandwidth_gbs;
+      }
+    }
+  }
+  return load.empty() ? 0 : *std::max_element(load.begin(), load.end());
+}
+
 Sketch alltoall_routed(const predict::Topology& topology, int channels, double relay_margin) {
   Sketch s;
   s.collective = ir::Collective::AllToAll;

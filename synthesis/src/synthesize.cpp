@@ -72,12 +72,22 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     }
     int wide = 2;
     while (wide < 16 && wide * channel_gbs * std::max(1, gpus - 1) / 2 < egress) wide *= 2;
-    out.push_back({alltoall_sketch(topology, false, wide), ir::Protocol::Simple});
-    out.push_back({alltoall_routed(topology, wide), ir::Protocol::Simple});
+    Sketch direct = alltoall_sketch(topology, false, wide);
+    Sketch routed = alltoall_routed(topology, wide);
+    // In the same pieces, relaying pays only where it relieves the busiest link. Where every
+    // pair's own route already loads it no more (NVSwitch nodes, whose NICs carry every node's
+    // share alike), relayed pieces add hops and steps and relieve nothing: on eight A100 nodes
+    // the routed sketch moved 70 % of the direct one's bandwidth, and predicting it was more
+    // than half of the synthesis's time. It sits out there.
+    const bool relieves =
+        busiest_link_load(topology, routed) < busiest_link_load(topology, direct) * (1 - 1e-3);
+    out.push_back({std::move(direct), ir::Protocol::Simple});
+    if (relieves) out.push_back({std::move(routed), ir::Protocol::Simple});
     // Routes that relay balance the links better in finer pieces (a DGX-1's two quads of GPUs,
     // joined by four NVLinks of two widths): on one node, where predicting them is cheap, two
     // and four times as many, each also relaying only where that relieves the busiest link by
-    // 3 % (a DGX-1 with an NVLink down: 93 % of the bound at 64 MB, against 88 %).
+    // 3 % (a DGX-1 with an NVLink down: 93 % of the bound at 64 MB, against 88 %). Their finer
+    // pieces also mean more threadblocks, which an NVSwitch node's links need to be full.
     for (const int finer : {wide * 2, wide * 4}) {
       if (topology.nodes() > 1 || finer > most_channels) continue;
       for (const double margin : {0.0, 0.03}) {

@@ -144,6 +144,36 @@ TEST_CASE("Alltoall on a DGX-1, whole and with an NVLink down, comes within 10 %
   SECTION("NVLink 0-1 down") { check_alltoall_near_bound(topology(*file, 1, 0, {{0, 1, 0}})); }
 }
 
+// Two A100 nodes: every GPU's own NIC carries its pieces for the other node, 8 of them per channel
+// at 25 GB/s, as evenly as relaying could, so the routed sketch relieves nothing and sits out; on a
+// DGX-1 it balances the NVLinks between the quads (above), and stays.
+TEST_CASE("Alltoall relays only where relaying relieves the busiest link") {
+  const predict::Topology two_nodes = topology("a100-nvswitch", 2);
+  const Sketch direct = alltoall_sketch(two_nodes, false, 1);
+  CHECK(busiest_link_load(two_nodes, direct) == Approx(8.0 / 25));
+  CHECK(busiest_link_load(two_nodes, alltoall_routed(two_nodes, 1)) >=
+        busiest_link_load(two_nodes, direct) * (1 - 1e-3));
+  SynthesisRequest request;
+  request.collective = ir::Collective::AllToAll;
+  request.sizes = {64ull << 20};
+  request.with_nccl = false;
+  const Synthesis s = synthesize(two_nodes, request);
+  check(s);
+  for (const tuning::Contender& c : s.tuning.contenders) {
+    CHECK_THAT(c.name, !Catch::StartsWith("synth_routed"));
+  }
+  CHECK(s.bound.time_us(request.sizes[0]) /
+            s.tuning.contenders[static_cast<std::size_t>(s.tuning.bands.front().contender)]
+                .time_us[0] >
+        0.99);
+
+  const auto file = test::dgx1_file();
+  if (!file) return;
+  const predict::Topology dgx1 = topology(*file);
+  CHECK(busiest_link_load(dgx1, alltoall_routed(dgx1, 8)) <
+        busiest_link_load(dgx1, alltoall_sketch(dgx1, false, 8)) * (1 - 1e-3));
+}
+
 // Synthesizes `collective` at one size alone (no NCCL) and checks that the band chosen is a
 // sketch whose name starts with `name` and comes within 5 % of the bound.
 void check_chosen_near_bound(const predict::Topology& machine, ir::Collective collective,

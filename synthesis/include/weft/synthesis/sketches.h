@@ -84,4 +84,10 @@ Sketch alltoall_sketch(const predict::Topology& topology, bool rails, int channe
 // costs a second step and its threadblocks, which the links' load does not show.
 Sketch alltoall_routed(const predict::Topology& topology, int channels, double relay_margin = 0);
 
+// How long the busiest link is busy with the sketch's routes, every hop of every one, in units of
+// the data `pieces` pieces make up (a rank's block; for alltoall, what a rank sends each peer)
+// at 1 GB/s: what the sketch cannot beat at large sizes, and what a sketch moving the same data
+// along other routes must lower to be worth proving and predicting.
+double busiest_link_load(const predict::Topology& topology, const Sketch& sketch);
+
 }  // namespace weft::synthesis
