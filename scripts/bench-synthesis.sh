@@ -4,8 +4,8 @@
 # table row: the bound; the chosen algorithm at 64 MB and 1 GB as % of the bound; NCCL's model as
 # % of the bound and the chosen one's speed-up over it at 1 GB; on one node, the library's best
 # (`--library`, each of its algorithms compiled and proved too) at 1 GB; the seconds synthesis took
-# (bound, rings and paths, sketches compiled and proved), the seconds the whole command took (the
-# predictions included) and its peak memory. Predicted by Weft's simulator, not measured.
+# (bound, rings and paths, sketches compiled, the chosen ones proved), the seconds the whole
+# command took (the predictions included) and its peak memory. Predicted by Weft's simulator, not measured.
 #
 #   scripts/bench-synthesis.sh [--quick] [--only REGEX] [--no-header] [WEFTC]
 #                                                    (WEFTC default: build/compiler/weftc)
@@ -113,8 +113,8 @@ for entry in "${machines[@]}"; do
               gsub(/ /, "", o); if (o == "-" || o == "") print "-"; else printf "%.0f%%", 100 * b / o }' \
             "$work/dir/report.md")
     fi
-    synth=$(sed -n 's/.*; bound \([0-9.]*\) s, compile and prove \([0-9.]*\) s.*/\1 \2/p' "$out" |
-            awk '{ printf "%.2f", $1 + $2 }')
+    synth=$(sed -n 's/.*; bound \([0-9.]*\) s, compile \([0-9.]*\) s, predict [0-9.]* s, prove \([0-9.]*\) s.*/\1 \2 \3/p' "$out" |
+            awk '{ printf "%.2f", $1 + $2 + $3 }')
     echo "| $name | $ranks | $collective | $bound | $pct64 | $pct1g | $nccl_pct | $speedup | $lib | $synth | $seconds | $((kb / 1024)) |"
   done
 done

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "weft/compiler/compiler.h"
+#include "weft/compiler/verify.h"
 #include "weft/dsl/error.h"
 #include "weft/ir/validate.h"
 #include "weft/synthesis/sketches.h"
@@ -277,37 +278,71 @@ NodePlan plan_node(const predict::Topology& topology, ir::Collective collective)
   return plan;
 }
 
+dsl::Options program_options(const SynthesisRequest& request, ir::Protocol protocol) {
+  dsl::Options options;
+  options.protocol = protocol;
+  options.limits = request.profile;
+  return options;
+}
+
+// The first line of why a sketch did not compile or prove, after its name.
+std::string rejection(const std::string& name, std::string why) {
+  if (const auto nl = why.find('\n'); nl != std::string::npos) why.resize(nl);
+  return fmt::format("{}: {}", name, why);
+}
+
+// Every variant compiled into a candidate (proved too with `prove`), and beside each the variant
+// it came from, so that its program can be traced again for a later proof.
 std::vector<tuning::Candidate> compile_variants(const predict::Topology& topology,
                                                 const SynthesisRequest& request,
-                                                const NodePlan& plan,
+                                                const NodePlan& plan, bool prove,
+                                                std::vector<Variant>& sources,
                                                 std::vector<std::string>& rejected) {
   const int most_channels = profile_or_throw(request.profile).max_channels;
   std::vector<tuning::Candidate> out;
-  for (const Variant& v : variants(topology, request.collective, plan, most_channels)) {
+  for (Variant& v : variants(topology, request.collective, plan, most_channels)) {
     const std::string name = fmt::format("{} {}", v.sketch.name, ir::to_string(v.protocol));
     try {
-      dsl::Options options;
-      options.protocol = v.protocol;
-      options.limits = request.profile;
-      const dsl::Program program = to_program(v.sketch, options, request.in_place);
+      const dsl::Program program =
+          to_program(v.sketch, program_options(request, v.protocol), request.in_place);
       compiler::CompileOptions compile;
       compile.verify.seeds = 1;
       // A sketch pins its channels and threadblock chains, and the synthesis predicts every
       // variant on this machine itself: the critical path places it, at no prediction's cost.
       compile.judge.enabled = false;
-      compiler::CompileResult result = compiler::compile(program, compile);
-      if (!result.ok()) {
-        std::string why = result.error_text();
-        if (const auto nl = why.find('\n'); nl != std::string::npos) why.resize(nl);
-        rejected.push_back(fmt::format("{}: {}", name, why));
+      compiler::CompileResult result = prove ? compiler::compile(program, compile)
+                                             : compiler::compile_unverified(program, compile);
+      if (!result.algorithm || !result.errors.empty() || (prove && !result.verified)) {
+        rejected.push_back(rejection(name, result.error_text()));
         continue;
       }
       out.push_back({name, std::move(*result.algorithm)});
+      sources.push_back(std::move(v));
     } catch (const std::exception& e) {
-      rejected.push_back(fmt::format("{}: {}", name, e.what()));
+      rejected.push_back(rejection(name, e.what()));
     }
   }
   return out;
+}
+
+// Proves a candidate compiled from `source` as `weftc compile` proves (one seed, as tune's), on
+// its program traced again. Empty when it proves, else why not.
+std::optional<std::string> prove(const tuning::Candidate& candidate, const Variant& source,
+                                 const SynthesisRequest& request) {
+  try {
+    const dsl::Program program =
+        to_program(source.sketch, program_options(request, source.protocol), request.in_place);
+    cpu::VerifyOptions options;
+    options.seeds = 1;
+    const compiler::VerificationResult proof =
+        compiler::verify_with_executor(program, candidate.algorithm, options);
+    if (!proof.passed) {
+      return rejection(candidate.name, "verification failed: " + proof.report);
+    }
+  } catch (const std::exception& e) {
+    return rejection(candidate.name, e.what());
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -316,7 +351,9 @@ std::vector<tuning::Candidate> synthesized_candidates(const predict::Topology& t
                                                       const SynthesisRequest& request,
                                                       std::vector<std::string>& rejected) {
   (void)bandwidth_bound(topology, request.collective);  // refuses what cannot be synthesized
-  return compile_variants(topology, request, plan_node(topology, request.collective), rejected);
+  std::vector<Variant> sources;
+  return compile_variants(topology, request, plan_node(topology, request.collective),
+                          /*prove=*/true, sources, rejected);
 }
 
 Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& request,
@@ -329,24 +366,54 @@ Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& 
   s.plan = plan_node(topology, request.collective);
   s.bound_seconds = seconds_since(started);
 
+  // Compiled, not yet proved: only what is written needs its proof, and proving every sketch
+  // was most of synthesis itself on many nodes (eight A100 nodes' allreduce: about four of its
+  // five seconds, for nine sketches of which one wins).
   started = Clock::now();
-  s.candidates = compile_variants(topology, request, s.plan, s.rejected);
+  std::vector<Variant> sources;
+  s.candidates =
+      compile_variants(topology, request, s.plan, request.prove_all, sources, s.rejected);
   s.synthesized = s.candidates.size();
   for (tuning::Candidate& c : others) s.candidates.push_back(std::move(c));
   s.compile_seconds = seconds_since(started);
 
-  started = Clock::now();
   tuning::TuneRequest tune;
   tune.collective = request.collective;
   tune.sizes = sizes_for(request.sizes, topology.ranks());
   tune.in_place = request.in_place;
   tune.with_nccl = request.with_nccl;
-  tune.rejected = s.rejected;
-  s.tuning = tuning::tune(s.candidates, topology, tune);
+  std::vector<bool> proved(s.synthesized, request.prove_all);
+  while (true) {
+    started = Clock::now();
+    tune.rejected = s.rejected;
+    s.tuning = tuning::tune(s.candidates, topology, tune);
+    s.predict_seconds += seconds_since(started);
+    // The synthesized winners, proved; one that does not prove is left out, and the rest are
+    // chosen among again (each proof holds for the others: nothing else changes).
+    started = Clock::now();
+    std::optional<std::size_t> failed;
+    for (const tuning::Band& band : s.tuning.bands) {
+      const auto k = static_cast<std::size_t>(band.contender);
+      if (k >= s.synthesized || proved[k]) continue;
+      if (auto why = prove(s.candidates[k], sources[k], request)) {
+        s.rejected.push_back(std::move(*why));
+        failed = k;
+        break;
+      }
+      proved[k] = true;
+    }
+    s.prove_seconds += seconds_since(started);
+    if (!failed) break;
+    const auto at = static_cast<std::ptrdiff_t>(*failed);
+    s.candidates.erase(s.candidates.begin() + at);
+    sources.erase(sources.begin() + at);
+    proved.erase(proved.begin() + at);
+    --s.synthesized;
+  }
+  s.proved = static_cast<std::size_t>(std::count(proved.begin(), proved.end(), true));
   s.tuning.info.notes.insert(
       s.tuning.info.notes.begin(),
       fmt::format("bound: {:.1f} GB/s algbw ({})", s.bound.algbw_gbs, s.bound.cut));
-  s.predict_seconds = seconds_since(started);
   return s;
 }
 
@@ -402,9 +469,10 @@ std::string bound_report(const Synthesis& s) {
                        time_or_dash(r.nccl_us), time_or_dash(r.others_us));
   }
   out += fmt::format(
-      "\nSynthesis: bound and rings {:.2f} s, {} sketches compiled and proved in {:.2f} s "
-      "({} left out), predicted in {:.2f} s.\n",
-      s.bound_seconds, s.synthesized, s.compile_seconds, s.rejected.size(), s.predict_seconds);
+      "\nSynthesis: bound and rings {:.2f} s, {} sketches compiled in {:.2f} s ({} left out), "
+      "predicted in {:.2f} s, the {} written proved in {:.2f} s.\n",
+      s.bound_seconds, s.synthesized, s.compile_seconds, s.rejected.size(), s.predict_seconds,
+      s.proved, s.prove_seconds);
   return out;
 }
 

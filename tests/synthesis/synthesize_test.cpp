@@ -1,6 +1,7 @@
 // Synthesis end to end on small machines: every sketch compiles and proves, none is predicted
 // faster than the bound, and the chosen band is never slower than NCCL's own model.
 #include <limits>
+#include <set>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -224,6 +225,35 @@ TEST_CASE("Allgather and reduce-scatter on 6 of a DGX-1's GPUs come within 5 % o
   }
   SECTION("reducescatter") {
     check_chosen_near_bound(machine, ir::Collective::ReduceScatter, bytes, "synth_lanes_l10_");
+  }
+}
+
+// Only what is written needs its proof: the synthesized band winners are proved (weftc verify
+// checks every file written, tests/cli), the rest only compiled, unless every one is asked for.
+TEST_CASE("The sketches that win a band are proved, and all of them with prove_all") {
+  const predict::Topology two_by_two = topology("a100-nvswitch", 2, 2);
+  SynthesisRequest request;
+  request.collective = ir::Collective::AllReduce;
+  request.sizes = kSizes;
+  const Synthesis chosen = synthesize(two_by_two, request);
+  check(chosen);
+  std::set<int> winners;
+  for (const tuning::Band& band : chosen.tuning.bands) {
+    const auto k = static_cast<std::size_t>(band.contender);
+    if (k < chosen.synthesized) winners.insert(band.contender);
+  }
+  CHECK_FALSE(winners.empty());
+  CHECK(chosen.proved == winners.size());
+  CHECK(chosen.proved < chosen.synthesized);
+
+  request.prove_all = true;
+  const Synthesis all = synthesize(two_by_two, request);
+  check(all);
+  CHECK(all.proved == all.synthesized);
+  // Proving more changes no prediction and no choice.
+  REQUIRE(all.tuning.bands.size() == chosen.tuning.bands.size());
+  for (std::size_t b = 0; b < all.tuning.bands.size(); ++b) {
+    CHECK(all.tuning.bands[b].contender == chosen.tuning.bands[b].contender);
   }
 }
 

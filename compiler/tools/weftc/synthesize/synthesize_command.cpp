@@ -62,6 +62,7 @@ int synthesize(const SynthesizeArgs& args) {
   request.in_place = args.in_place;
   request.profile = args.profile;
   request.with_nccl = !args.no_nccl;
+  request.prove_all = args.all;  // --all writes every sketch, so every one is proved
   auto topology = load_machine_or_report(args.machine);
   if (!topology) return kBadInput;
   if (args.output.empty() && !args.bound_only) {
@@ -133,7 +134,7 @@ int synthesize(const SynthesizeArgs& args) {
     return kFailed;
   }
   if (args.all) {
-    // Every proved sketch, winner or not, for `weftc simulate` and `weftc draw`.
+    // Every sketch, winner or not (each proved: prove_all), for `weftc simulate` and `weftc draw`.
     const std::string dir = args.output + "/sketches";
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
@@ -161,14 +162,16 @@ int synthesize(const SynthesizeArgs& args) {
   }
   const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  fmt::print("{} sketches compiled and proved ({} left out), {} candidates in all\n",
-             result.synthesized, result.rejected.size(), result.candidates.size());
+  fmt::print(
+      "{} sketches compiled ({} left out), {} candidates in all; {} proved (every sketch "
+      "written)\n",
+      result.synthesized, result.rejected.size(), result.candidates.size(), result.proved);
   fmt::print("{}", synthesis::bound_table(result));
   fmt::print(
-      "wrote {} (WEFT_ALGO_DIR={} WEFT_TUNER_CONFIG={}/tuner.csv); bound {:.2f} s, compile and "
-      "prove {:.2f} s, predict {:.2f} s, total {:.1f} s\n",
+      "wrote {} (WEFT_ALGO_DIR={} WEFT_TUNER_CONFIG={}/tuner.csv); bound {:.2f} s, compile "
+      "{:.2f} s, predict {:.2f} s, prove {:.2f} s, total {:.1f} s\n",
       args.output, args.output, args.output, result.bound_seconds, result.compile_seconds,
-      result.predict_seconds, total_s);
+      result.predict_seconds, result.prove_seconds, total_s);
   return kOk;
 }
 
@@ -195,7 +198,8 @@ void add_synthesize_command(CLI::App& app, int& exit_code) {
                 "Let the library's algorithms contend too (slower: each is compiled and proved)");
   cmd->add_flag("--no-nccl", args->no_nccl, "Leave NCCL's own algorithms out");
   cmd->add_flag("--all", args->all,
-                "Also write every proved sketch, chosen or not, to DIR/sketches/");
+                "Also write every sketch, chosen or not, to DIR/sketches/ (slower: each is proved "
+                "then, not only the chosen)");
   cmd->add_flag("--force", args->force, "Replace what an earlier run wrote in the folder");
   cmd->add_flag("--bound-only", args->bound_only,
                 "Print the bound and stop (seconds even for a thousand GPUs)");

@@ -1,9 +1,10 @@
 // Synthesis as a library (docs/synthesis.md): for a collective on a topology, the bound; the
 // node's rings; sketches in every shape that may win some size (rings for bandwidth, direct
-// trees for latency, rails across nodes, relayed alltoall), each compiled and proved as
-// `weftc compile` proves; then the tuning loop (weft/tuning/tune.h) predicts them beside NCCL's
-// own algorithms and any other candidates, and chooses a winner per size band. `weftc
-// synthesize` is its command-line face.
+// trees for latency, rails across nodes, relayed alltoall), each compiled; then the tuning loop
+// (weft/tuning/tune.h) predicts them beside NCCL's own algorithms and any other candidates, and
+// chooses a winner per size band; every synthesized winner is proved as `weftc compile` proves
+// (one that does not prove is left out and the bands chosen again). `weftc synthesize` is its
+// command-line face.
 #pragma once
 
 #include <cstdint>
@@ -30,18 +31,25 @@ struct SynthesisRequest {
   // The bound where the caller has it already (weftc prints it before the long work); else
   // synthesize computes it.
   std::optional<Bound> bound;
+  // Prove every sketch, chosen or not (`weftc synthesize --all` writes them all); else only
+  // the sketches that win a band, which are the ones written.
+  bool prove_all = false;
 };
 
 struct Synthesis {
   Bound bound;
-  NodePlan plan;                              // node 0's rings and paths
-  std::vector<tuning::Candidate> candidates;  // synthesized and proved, then the caller's others
-  std::size_t synthesized = 0;                // the first this many of them are synthesized
-  std::vector<std::string> rejected;          // sketches that did not compile or prove, with why
+  NodePlan plan;  // node 0's rings and paths
+  // Synthesized (compiled; proved where they win a band, or all with prove_all), then the
+  // caller's others (proved by the caller).
+  std::vector<tuning::Candidate> candidates;
+  std::size_t synthesized = 0;        // the first this many of them are synthesized
+  std::size_t proved = 0;             // of those, proved: every band winner among them
+  std::vector<std::string> rejected;  // sketches that did not compile or prove, with why
   tuning::Tuning tuning;
   double bound_seconds = 0;
-  double compile_seconds = 0;  // sketches → programs → compiled and proved
+  double compile_seconds = 0;  // sketches → programs → compiled
   double predict_seconds = 0;  // the tuning loop
+  double prove_seconds = 0;    // the winners' proofs (every sketch's, with prove_all)
 };
 
 // Throws std::invalid_argument where there is nothing to synthesize (bandwidth_bound's reasons,
