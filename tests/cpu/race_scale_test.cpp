@@ -116,11 +116,11 @@ TEST_CASE("a write that leaves after the message around the ring races with the 
   }
 }
 
-// One component of 1,801 threadblocks: still dense clocks (up to 2,048), 13 MB of them, which
-// the detector takes from the kernel in huge pages already zeroed rather than from the heap.
+// One component of 1,801 threadblocks: still dense clocks (up to 2,048), 13 MB of them, every
+// threadblock's row starting at zero.
 constexpr int kDenseRanks = 1800;
 
-TEST_CASE("order around a ring whose dense clocks are mapped pages is seen, and its absence too",
+TEST_CASE("order around a ring at the largest dense clocks is seen, and its absence too",
           "[cpu][race]") {
   const ir::Algorithm write_first = testing::load(ring_round_trip(kDenseRanks, true));
   const ir::Algorithm send_first = testing::load(ring_round_trip(kDenseRanks, false));

@@ -149,7 +149,7 @@ void RaceDetector::build_components() {
       used += w * w;
     }
   }
-  clocks_ = ZeroedPages<Clock>(used);
+  clocks_.assign(used, 0);
   dense_base_.assign(count, kSparse);
   sparse_.resize(count);
   for (std::size_t g = 0; g < count; ++g) {

@@ -33,7 +33,6 @@
 #include "weft/cpu/cpu_executor.h"
 #include "weft/cpu/light_queue.h"
 #include "weft/cpu/plan.h"
-#include "zeroed_pages.h"
 
 namespace weft::cpu::detail {
 
@@ -107,7 +106,7 @@ class RaceDetector {
   std::vector<std::uint32_t> index_;        // per threadblock: its position in its component
   std::vector<std::uint32_t> width_;        // per component: its threadblocks
   std::vector<std::size_t> dense_base_;     // per threadblock: its clock in clocks_, or kSparse
-  ZeroedPages<Clock> clocks_;               // dense clocks, their component's width each
+  std::vector<Clock> clocks_;               // dense clocks, their component's width each
   std::vector<std::vector<Entry>> sparse_;  // per threadblock of a sparse component, by index
   std::vector<Entry> merged_;               // scratch of sparse joins
 
