@@ -5,7 +5,8 @@
 # % of the bound and the chosen one's speed-up over it at 1 GB; on one node, the library's best
 # (`--library`, each of its algorithms compiled and proved too) at 1 GB; the seconds synthesis took
 # (bound, rings and paths, sketches compiled, the chosen ones proved), the seconds the whole
-# command took (the predictions included) and its peak memory. Predicted by Weft's simulator, not measured.
+# command took (the predictions included) and its peak memory. Predicted by Weft's simulator,
+# not measured.
 #
 #   scripts/bench-synthesis.sh [--quick] [--only REGEX] [--no-header] [WEFTC]
 #                                                    (WEFTC default: build/compiler/weftc)
