@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "ir_test_support.h"
+#include "weft/ir/text_file.h"
 #include "weft/ir/xml.h"
 
 using namespace weft;
@@ -124,5 +125,28 @@ TEST_CASE("writer: files are written whole or not at all", "[xml][writer]") {
   CHECK_FALSE(write_xml_file(algo, impossible, &error));
   CHECK(error.find(impossible) != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(impossible));
+  std::filesystem::remove_all(folder);
+}
+
+TEST_CASE("writer: a file of many megabytes, written in pieces, is the text write_xml gives",
+          "[xml][writer]") {
+  // The writer does not validate: copies of one threadblock make a text of several pieces.
+  Algorithm algo = must_read(read_data("ring_allreduce_4r.xml"));
+  for (Gpu& gpu : algo.gpus) {
+    const Threadblock tb = gpu.threadblocks.front();
+    for (int k = 0; k < 4000; ++k) gpu.threadblocks.push_back(tb);
+  }
+  const std::string text = write_xml(algo);
+  REQUIRE(text.size() > (std::size_t{3} << 20));
+  const auto folder =
+      std::filesystem::temp_directory_path() / ("weft_writer_big_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(folder);
+  const std::string path = (folder / "big.xml").string();
+  std::string error;
+  REQUIRE(write_xml_file(algo, path, &error));
+  const TextFile file = read_text_file(path, FileReadPolicy{});
+  REQUIRE(file.ok());
+  CHECK(file.text.size() == text.size());
+  CHECK(file.text == text);
   std::filesystem::remove_all(folder);
 }

@@ -112,6 +112,12 @@ std::string_view strip_utf8_bom(std::string_view text) {
 }
 
 bool write_text_file(const std::string& path, std::string_view text, std::string* error) {
+  return write_text_file(
+      path, [text](const TextSink& sink) { sink(text); }, error);
+}
+
+bool write_text_file(const std::string& path, const std::function<void(const TextSink&)>& produce,
+                     std::string* error) {
   const std::string temporary = fmt::format("{}.tmp-{}", path, static_cast<long>(::getpid()));
   auto fail = [&](const std::string& what) {
     if (error != nullptr) *error = fmt::format("{}: {}", path, what);
@@ -122,7 +128,9 @@ bool write_text_file(const std::string& path, std::string_view text, std::string
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     if (!out) return fail(fmt::format("cannot create {}: {}", temporary, std::strerror(errno)));
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    produce([&out](std::string_view piece) {
+      if (out) out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+    });
     out.flush();
     if (!out) return fail(fmt::format("cannot write {}: {}", temporary, std::strerror(errno)));
   }

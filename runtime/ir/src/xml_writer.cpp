@@ -1,10 +1,12 @@
 // Writing the IR as MSCCL XML, executor dialect, every attribute present. The text is built
 // directly rather than through a DOM: the compiler writes files of hundreds of thousands of steps.
+#include <algorithm>
 #include <string>
 #include <string_view>
 
 #include <fmt/format.h>
 
+#include "weft/ir/text_file.h"
 #include "weft/ir/xml.h"
 #include "weft/ir/xml_text.h"
 
@@ -41,11 +43,18 @@ void append(fmt::memory_buffer& out, std::string_view text) {
   out.append(text);
 }
 
-}  // namespace
-
-std::string write_xml(const Algorithm& algo) {
+// The text in pieces of about a megabyte, in order: a compile's file for thousands of ranks is
+// tens of megabytes, and building it whole (then copying it into a string) faulted in twice
+// that in fresh pages.
+void emit(const Algorithm& algo, const TextSink& sink) {
+  constexpr std::size_t kPiece = std::size_t{1} << 20;
   fmt::memory_buffer out;
-  out.reserve(estimated_size(algo));
+  out.reserve(std::min(estimated_size(algo), kPiece + 4096));
+  auto flush_if_full = [&] {
+    if (out.size() < kPiece) return;
+    sink(std::string_view(out.data(), out.size()));
+    out.clear();
+  };
   std::string name;
   detail::append_escaped(name, algo.name);
   fmt::format_to(
@@ -70,15 +79,26 @@ std::string write_xml(const Algorithm& algo) {
       int index = 0;
       for (const Step& step : tb.steps) append_step(out, index++, step);
       append(out, "    </tb>\n");
+      flush_if_full();
     }
     append(out, "  </gpu>\n");
   }
   append(out, "</algo>\n");
-  return fmt::to_string(out);
+  sink(std::string_view(out.data(), out.size()));
+}
+
+}  // namespace
+
+std::string write_xml(const Algorithm& algo) {
+  std::string text;
+  text.reserve(estimated_size(algo));
+  emit(algo, [&text](std::string_view piece) { text.append(piece); });
+  return text;
 }
 
 bool write_xml_file(const Algorithm& algo, const std::string& path, std::string* error) {
-  return write_text_file(path, write_xml(algo), error);
+  return write_text_file(
+      path, [&algo](const TextSink& sink) { emit(algo, sink); }, error);
 }
 
 }  // namespace weft::ir

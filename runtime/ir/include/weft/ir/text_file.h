@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -40,5 +41,12 @@ std::string_view strip_utf8_bom(std::string_view text);
 // Writes `text` to `path` so that a reader (or a crash) never sees half a file: beside the target
 // first, then renamed over it. False, with `error` saying what failed and where, otherwise.
 bool write_text_file(const std::string& path, std::string_view text, std::string* error);
+
+// Appends one piece of a file's text.
+using TextSink = std::function<void(std::string_view piece)>;
+// The same, for text made in pieces: `produce` is called once and hands each piece, in order, to
+// the sink it is given. A file of tens of megabytes is then never held whole in memory.
+bool write_text_file(const std::string& path, const std::function<void(const TextSink&)>& produce,
+                     std::string* error);
 
 }  // namespace weft::ir
