@@ -487,8 +487,7 @@ fi
 if begin synth && device_step synth; then
   step "weft-perf correctness: synthesized algorithms (weftc synthesize -t h100-nvswitch), $variant step"
   weftc="$build/compiler/weftc"
-  top=64M; ((quick)) && top=16M
-  top_bytes=$((64 << 20)); ((quick)) && top_bytes=$((16 << 20))
+  top=$((64 << 20)); ((quick)) && top=$((16 << 20))
   mkdir -p "$work/synth"
   colls="allgather reducescatter allreduce alltoall"
   if ! "$weftc" synthesize --help > /dev/null 2>&1; then
@@ -506,14 +505,14 @@ if begin synth && device_step synth; then
       continue
     fi
     while IFS= read -r xml; do
-      check_file "synth $coll ${xml#"$folder"/}" "$xml" 8 1024 $top_bytes $top_bytes 8
+      check_file "synth $coll ${xml#"$folder"/}" "$xml" 8 1024 $top $top 8
     done < <(find "$folder" -name '*.xml' | sort)
     # The chosen files' timings beside the built-in all-pairs of the same collective, where
     # weft-perf has one (allreduce), in one run of this machine.
     while IFS= read -r xml; do
       name="synth-$coll-$(basename "$xml" .xml)"
       file="$work/synth/$variant-$name.txt"
-      sizes=$(band_sizes "$xml" 1024 $top_bytes $top_bytes)
+      sizes=$(band_sizes "$xml" 1024 $top $top)
       [[ -n "$sizes" ]] || continue
       # shellcheck disable=SC2086  # $sizes is options
       if ! timeout 300 "$perf" --xml "$xml" --ranks 8 $sizes -f 4 -n 10 -w 2 -c 0 > "$file" 2>&1; then
