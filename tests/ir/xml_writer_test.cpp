@@ -23,6 +23,15 @@ Algorithm must_read(const std::string& text) {
   return std::move(*result.algorithm);
 }
 
+// An empty folder of this test process's own under the system's temporary folder.
+std::filesystem::path scratch_folder(const std::string& prefix) {
+  const auto folder =
+      std::filesystem::temp_directory_path() / (prefix + std::to_string(::getpid()));
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder);
+  return folder;
+}
+
 }  // namespace
 
 TEST_CASE("writer: read, write, read gives the same algorithm", "[xml][writer]") {
@@ -106,9 +115,7 @@ TEST_CASE("writer: unused operands are written as MSCCL's files write them", "[x
 
 TEST_CASE("writer: files are written whole or not at all", "[xml][writer]") {
   const Algorithm algo = must_read(read_data("ring_allreduce_4r.xml"));
-  const auto folder =
-      std::filesystem::temp_directory_path() / ("weft_writer_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(folder);
+  const auto folder = scratch_folder("weft_writer_test_");
   const std::string path = (folder / "ring.xml").string();
   std::string error;
   REQUIRE(write_xml_file(algo, path, &error));
@@ -138,9 +145,7 @@ TEST_CASE("writer: a file of many megabytes, written in pieces, is the text writ
   }
   const std::string text = write_xml(algo);
   REQUIRE(text.size() > (std::size_t{3} << 20));
-  const auto folder =
-      std::filesystem::temp_directory_path() / ("weft_writer_big_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(folder);
+  const auto folder = scratch_folder("weft_writer_big_");
   const std::string path = (folder / "big.xml").string();
   std::string error;
   REQUIRE(write_xml_file(algo, path, &error));
