@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
     for (int r = 1; r < ranks; ++r) p.chunk(0, dsl::input, 0).reduce(p.chunk(r, dsl::input, 0));
     for (int r = 1; r < ranks; ++r) p.chunk(0, dsl::input, 0).copy(r, dsl::input, 0);
 
-    const weft::compiler::CompileResult result = weft::compiler::compile(p);
+    const weft::compiler::CompileOptions compile_options;
+    const weft::compiler::CompileResult result = weft::compiler::compile(p, compile_options);
     if (!result.ok()) {
       std::fprintf(stderr, "%s", result.error_text().c_str());
       return 1;
