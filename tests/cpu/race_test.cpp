@@ -552,5 +552,100 @@ TEST_CASE("the race check can be turned off", "[cpu][race]") {
   CHECK(to_string(Outcome::Race) == "data race");
 }
 
+TEST_CASE("race freedom is the same at every tile count", "[cpu][race]") {
+  // What the sweep's derivation across tiles rests on: a tile's accesses touch only that tile's
+  // locations, its steps are ordered at least as a one-tile run's are (the other tiles only add
+  // order), and a run of fewer tiles is the start of a run of more. Racy and race-free
+  // algorithms, at 1, 5 and 37 tiles of 37 elements, at every depth where each run completes.
+  struct Case {
+    const char* name;
+    std::string xml;
+    CollectiveSpec spec;
+    bool in_place = false;
+  };
+  const std::string ring(testing::kRingAllreduce3);
+  const std::vector<Case> cases = {
+      {"late reader, waiting", std::string(kLateReader), late_reader_spec()},
+      {"late reader, not waiting", without_copy_wait(), late_reader_spec()},
+      {"round trip", std::string(kRoundTrip), round_trip_spec()},
+      {"back-pressure", std::string(kBackPressure), back_pressure_spec()},
+      {"concurrent reads", std::string(kConcurrentReads), concurrent_reads_spec()},
+      {"concurrent reads, a write not waiting",
+       replaced(kConcurrentReads, R"(cnt="0" depid="1" deps="0")",
+                R"(cnt="0" depid="-1" deps="-1")"),
+       concurrent_reads_spec()},
+      {"direct allreduce, out of place", std::string(kDirectAllreduce), {}, false},
+      {"direct allreduce, in place", std::string(kDirectAllreduce), {}, true},
+      {"ring allreduce", ring, {}, false},
+  };
+  int raced = 0;
+  for (const Case& c : cases) {
+    const ir::Algorithm algo = testing::read_unvalidated(c.xml);
+    const Executor executor(algo, c.spec.ngpus > 0 ? c.spec : standard_spec(algo, 0));
+    for (const int depth : {1, 2, 8, 0}) {
+      std::vector<bool> races;
+      for (const std::size_t tile : {37u, 8u, 1u}) {
+        RunOptions options = testing::options(37, tile, depth, 1);
+        options.in_place = c.in_place;
+        const RunResult result = executor.run(options);
+        if (result.outcome == Outcome::Deadlock) break;
+        races.push_back(result.race_count > 0);
+      }
+      if (races.size() < 3) continue;
+      INFO(c.name << " at depth " << depth);
+      CHECK(races[1] == races[0]);
+      CHECK(races[2] == races[0]);
+      raced += races[0] ? 1 : 0;
+    }
+  }
+  CHECK(raced >= 4);  // the racy cases did race
+}
+
+TEST_CASE("the sweep checks races at the fewest tiles of a call mode and derives the others",
+          "[cpu][race]") {
+  VerifyOptions options;
+  options.tile_elements = {8, 64};  // 5 tiles, then 1
+  options.derive_race_freedom = true;
+  options.derive_results = true;
+  options.skip_proven_seeds = true;
+  options.in_place = false;
+  SECTION("race-free: only the one-tile group's weakest depth checks") {
+    const ir::Algorithm algo = testing::load(testing::kRingAllreduce3);
+    options.fifo_depths = {2, 8};
+    const VerifyReport report = verify(Executor(algo, standard_spec(algo, 0)), options);
+    // By group (T 8, then T 64), by depth in the options' order.
+    REQUIRE(report.cases.size() == 4);
+    CHECK(report.passed());
+    for (const CaseResult& c : report.cases) {
+      INFO("T " << c.options.tile_elements << " D " << c.options.fifo_depth);
+      CHECK(c.options.check_races == (c.options.tile_elements == 64 && c.options.fifo_depth == 8));
+      // The weakest depth of each group moves data: T 8's result is checked, not derived.
+      CHECK(c.options.completion_only == (c.options.fifo_depth == 2));
+    }
+  }
+  SECTION("racy: the one-tile group finds it, and the others check for themselves") {
+    const ir::Algorithm algo = testing::load(kBackPressure);
+    options.fifo_depths = {1, 2};
+    const VerifyReport report = verify(Executor(algo, back_pressure_spec()), options);
+    CHECK_FALSE(report.passed());
+    bool five_tiles_checked = false;
+    for (const CaseResult& c : report.cases) {
+      INFO("T " << c.options.tile_elements << " D " << c.options.fifo_depth << " seed "
+                << c.options.seed << "\n"
+                << c.result.report());
+      if (c.options.fifo_depth == 2 && c.options.seed == 1) {
+        CHECK(c.options.check_races);
+        CHECK(c.result.outcome == Outcome::Race);
+        five_tiles_checked = five_tiles_checked || c.options.tile_elements == 8;
+      }
+      if (c.options.fifo_depth == 1 && c.options.seed == 1) {
+        CHECK(c.result.outcome == Outcome::Pass);  // checked for itself: depth 2 raced
+        CHECK(c.options.check_races);
+      }
+    }
+    CHECK(five_tiles_checked);
+  }
+}
+
 }  // namespace
 }  // namespace weft::cpu

@@ -7,6 +7,14 @@
 // two accesses race, is the same in every run: one run decides race freedom for its S, T, D and
 // call mode.
 //
+// Nor does race freedom depend on S or T. A location is one tile of a chunk, so only accesses of
+// one tile can race. The edges among one tile's step executions are those of a one-tile run (its
+// messages are the same pairs, its FIFO edges the same ones shifted by the tiles before), and
+// the other tiles only add order to them (program order from an earlier tile, a FIFO edge from
+// an earlier tile's receive): a one-tile run without races has none at any tile count. And the
+// first k tiles of a run are a k-tile run, since no edge leads back to an earlier tile: a race
+// at k tiles is one at more. So verify() checks a call mode's races at its fewest tiles only.
+//
 // Memory is shared only within a rank, but messages carry order across ranks and back (tb A of
 // rank 0 sends to rank 1, which sends to tb B of rank 0: B follows A), so a threadblock's clock
 // must know about threadblocks of other ranks too. It need not know about all of them: every

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
+
+#include "schedule.h"
 
 namespace weft::cpu {
 
@@ -58,15 +61,23 @@ struct Group {
 };
 
 // Whether a depth's cases show race freedom for the smaller depths: its first seed passed.
+// A group's tiles per chunk; sizes the executor refuses count as the most.
+std::size_t tiles(const Group& group) {
+  if (group.chunk == 0 || group.tile == 0) return std::numeric_limits<std::size_t>::max();
+  return detail::tile_count(group.chunk, group.tile);
+}
+
 bool proven(const std::vector<CaseResult>& cases) {
   return !cases.empty() && cases.front().result.outcome == Outcome::Pass;
 }
 
-// One depth's seeds of one group. `inherit`: a deeper depth of the group was shown race-free
-// (and right), so this one checks no races (and, with derive_results, runs for completion only).
+// One depth's seeds of one group. `check_races`: the first seed checks races (otherwise race
+// freedom is inherited from a deeper depth, or from the call mode's fewest tiles);
+// `completion_only`: a deeper depth of the group was race-free and right, so this one runs for
+// completion only (derive_results).
 std::vector<CaseResult> run_depth(const Executor& executor, const VerifyOptions& options,
                                   const RunOptions& base, const Group& group, int depth,
-                                  bool inherit, RunCache& cache) {
+                                  bool check_races, bool completion_only, RunCache& cache) {
   std::vector<CaseResult> cases;
   for (int seed = 1; seed <= options.seeds; ++seed) {
     // The first seed passed, race freedom shown or inherited: the others would repeat it.
@@ -79,8 +90,8 @@ std::vector<CaseResult> run_depth(const Executor& executor, const VerifyOptions&
     run.seed = static_cast<std::uint64_t>(seed);
     // Happens-before does not depend on the interleaving (race_detector.h): the first seed of
     // each S, T, D and call mode decides race freedom for all of them.
-    run.check_races = seed == 1 && !inherit;
-    run.completion_only = inherit && options.derive_results;
+    run.check_races = seed == 1 && check_races;
+    run.completion_only = completion_only;
     cases.push_back({run, executor.run(run, cache)});
   }
   return cases;
@@ -149,6 +160,29 @@ VerifyReport verify(const Executor& executor, const VerifyOptions& options) {
     }
   }
   const std::size_t depths = by_weakness.size();
+  // Per group, the group of its call mode whose runs check races for it: the one of fewest tiles
+  // (the cheapest to check). Race freedom holds alike at every S and T (race_detector.h), so a
+  // depth shown race-free there is race-free in every group of the mode.
+  std::vector<std::size_t> checker(groups.size());
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    checker[g] = g;
+    if (!options.derive_race_freedom) continue;
+    for (std::size_t h = 0; h < groups.size(); ++h) {
+      if (groups[h].in_place != groups[g].in_place) continue;
+      const std::size_t tiles_h = tiles(groups[h]);
+      const std::size_t tiles_best = tiles(groups[checker[g]]);
+      if (tiles_h < tiles_best || (tiles_h == tiles_best && h < checker[g])) checker[g] = h;
+    }
+  }
+  // How a group's depth runs before anything is known: as though every run it could inherit
+  // from passed. Only the weakest depth of a checking group checks races; a smaller depth runs
+  // for completion only with derive_results.
+  auto checks_races = [&](std::size_t g, std::size_t rank) {
+    return !options.derive_race_freedom || (rank == 0 && checker[g] == g);
+  };
+  auto completion_only = [&](std::size_t rank) {
+    return options.derive_race_freedom && options.derive_results && rank > 0;
+  };
   // Per group, per depth in the order of the options: its cases.
   std::vector<std::vector<std::vector<CaseResult>>> results(
       groups.size(), std::vector<std::vector<CaseResult>>(depths));
@@ -158,11 +192,11 @@ VerifyReport verify(const Executor& executor, const VerifyOptions& options) {
   if (!options.chunk_elements.empty()) probe.chunk_elements = options.chunk_elements.front();
   if (!options.tile_elements.empty()) probe.tile_elements = options.tile_elements.front();
 
-  // Every depth of every group, and the search, as tasks that run side by side. A depth below
-  // the weakest of its group is run as though the deeper ones pass, as they do in an algorithm
-  // that is right; the search starts from what the first group's cases would then show. Where
-  // that did not hold, the depth, or the search, runs again below with what the cases showed:
-  // the report is the one the runs in order give.
+  // Every depth of every group, and the search, as tasks that run side by side. A run that
+  // inherits race freedom or results runs as though the run it inherits from passes, as it does
+  // in an algorithm that is right; the search starts from what the first group's cases would
+  // then show. Where that did not hold, the depth, or the search, runs again below with what the
+  // cases showed: the report is the one the runs in order give.
   Executor::KnownDepths assumed;
   for (const int d : options.fifo_depths) {
     if (d > 0 && (assumed.completes_at == 0 || d < assumed.completes_at)) assumed.completes_at = d;
@@ -170,11 +204,11 @@ VerifyReport verify(const Executor& executor, const VerifyOptions& options) {
   if (groups.empty()) assumed = {};
   std::optional<int> searched;
   // The tasks: every group's depths, the weakest first, and the search after the first group's.
-  // A run that checks races and moves data holds every rank's buffers, the race detector's
-  // state and the messages in flight (gigabytes at a thousand ranks); runs for completion only
-  // hold little. So at most one heavy run at a time, beside light ones: the first group's heavy
-  // run goes first, every later group's after its light ones, so that light runs fill the time
-  // a heavy one takes.
+  // A run that moves data holds every rank's buffers, and one that checks races the detector's
+  // state too, and the messages in flight (gigabytes at a thousand ranks); runs for completion
+  // only hold little. So at most one heavy run at a time, beside light ones: the first group's
+  // heavy run goes first, every later group's after its light ones, so that light runs fill the
+  // time a heavy one takes.
   struct Task {
     std::size_t group = 0;
     std::size_t rank = 0;  // the depth's place in the order of weakness
@@ -185,8 +219,7 @@ VerifyReport verify(const Executor& executor, const VerifyOptions& options) {
   for (std::size_t g = 0; g < groups.size(); ++g) {
     std::vector<Task> heavy;
     for (std::size_t rank = 0; rank < depths; ++rank) {
-      const bool inherit = options.derive_race_freedom && rank > 0;
-      const Task task{g, rank, false, !(inherit && options.derive_results)};
+      const Task task{g, rank, false, !completion_only(rank)};
       (task.heavy && g > 0 ? heavy : tasks).push_back(task);
     }
     if (g == 0) tasks.push_back({0, 0, true, false});
@@ -203,20 +236,34 @@ VerifyReport verify(const Executor& executor, const VerifyOptions& options) {
       return;
     }
     const std::size_t k = by_weakness[task.rank];
-    const bool inherit = options.derive_race_freedom && task.rank > 0;
-    results[task.group][k] = run_depth(executor, options, base, groups[task.group],
-                                       options.fifo_depths[k], inherit, cache);
+    results[task.group][k] =
+        run_depth(executor, options, base, groups[task.group], options.fifo_depths[k],
+                  checks_races(task.group, task.rank), completion_only(task.rank), cache);
   });
   if (options.derive_race_freedom) {
+    // What was assumed, checked in order: the checking groups first, since the others' weakest
+    // depths inherit from theirs.
     RunCache cache;
+    std::vector<std::size_t> order;
     for (std::size_t g = 0; g < groups.size(); ++g) {
+      if (checker[g] == g) order.push_back(g);
+    }
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      if (checker[g] != g) order.push_back(g);
+    }
+    for (const std::size_t g : order) {
       bool race_free_deeper = false;  // shown at a depth that orders no more than this one
       for (std::size_t rank = 0; rank < depths; ++rank) {
         auto& cases_here = results[g][by_weakness[rank]];
-        if (rank > 0 && !race_free_deeper) {
-          // Run as inheriting what a deeper depth did not show: again, checking for itself.
+        // The weakest depth inherits from its checking group's; a smaller one from a deeper
+        // depth of its own group, race-free and right.
+        const bool inherited = rank == 0
+                                   ? checker[g] == g || proven(results[checker[g]][by_weakness[0]])
+                                   : race_free_deeper;
+        if (!inherited) {
+          // Run as inheriting what was not shown: again, checking for itself.
           cases_here = run_depth(executor, options, base, groups[g],
-                                 options.fifo_depths[by_weakness[rank]], false, cache);
+                                 options.fifo_depths[by_weakness[rank]], true, false, cache);
         }
         if (proven(cases_here)) race_free_deeper = true;
       }

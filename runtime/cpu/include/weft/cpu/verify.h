@@ -28,10 +28,11 @@ struct VerifyOptions {
   // completion are the same under every interleaving (race_detector.h), so the other seeds could
   // only repeat it. Off by default (`weftc verify` runs every seed); `weftc compile` sets it.
   bool skip_proven_seeds = false;
-  // Check races only where no deeper FIFO (or unbounded) run of the same S, T and call mode has
-  // shown race freedom already: a smaller depth only adds order (the send of message k+D waits
-  // for the receive of message k), so it cannot add a race. Off by default; `weftc compile` sets
-  // it.
+  // Check races only where no deeper FIFO (or unbounded) run of the same call mode has shown
+  // race freedom already: a smaller depth only adds order (the send of message k+D waits for the
+  // receive of message k), so it cannot add a race; and race freedom is the same at every S and
+  // T (race_detector.h), so of each call mode only the S and T of fewest tiles check races, at
+  // the weakest depth, and the others inherit it. Off by default; `weftc compile` sets it.
   bool derive_race_freedom = false;
   // Where a deeper FIFO (or unbounded) run of the same S, T and call mode was race-free and
   // right, run the smaller depths for completion only (RunOptions::completion_only): a run that
