@@ -2,7 +2,8 @@
 # Compile-time benchmark of the DSL compiler against the Python reference compiler's figures
 # (../shared/msccl-xml/README.md, measured on a 2-core machine). For each case: compile (trace
 # through emit) wall time, CPU time and the process's peak memory after compiling; then the
-# verification on the CPU reference executor (one seed) with its own time and peak memory.
+# verification on the CPU reference executor (`weftc compile`'s proof, one seed) with its own
+# time and peak memory.
 # Compile times are the fastest of 5 runs (1 for the 1024-rank case): on a shared machine a run
 # of milliseconds is easily stretched by being descheduled; CPU time shows the same.
 #

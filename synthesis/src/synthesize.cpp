@@ -295,8 +295,7 @@ std::string rejection(const std::string& name, std::string why) {
 // Empty when it proves, else why not, after the candidate's name.
 std::optional<std::string> proof_failure(const std::string& name, const dsl::Program& program,
                                          const ir::Algorithm& algorithm) {
-  cpu::VerifyOptions options;
-  options.seeds = 1;
+  const cpu::VerifyOptions options = compiler::compile_proof(1);
   const compiler::VerificationResult proof =
       compiler::verify_with_executor(program, algorithm, options);
   if (proof.passed) return std::nullopt;

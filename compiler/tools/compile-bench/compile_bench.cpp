@@ -121,9 +121,8 @@ int main(int argc, char** argv) {
   }
   std::string verdict = "skipped";
   if (verify) {
-    cpu::VerifyOptions options;
-    options.seeds = seeds;
-    compiler::verify(*program, result, options);
+    // The proof `weftc compile` runs (compiler::compile_proof).
+    compiler::verify(*program, result, compiler::compile_proof(seeds));
     verdict = result.verified ? "passed" : "FAILED";
   }
   std::printf(

@@ -26,9 +26,10 @@
 namespace weft::compiler {
 
 struct CompileOptions {
-  // The executor sweep of the verify pass. Defaults: S = 37, tiles of 8 and 64 elements, FIFO
-  // depths 2 and 8, 3 seeds. Fewer seeds make it lighter; it cannot be switched off.
-  cpu::VerifyOptions verify;
+  // The executor sweep of the verify pass: `weftc compile`'s (compile_proof(): S = 37, tiles of
+  // 8 and 64 elements, FIFO depths 2 and 8, up to 3 seeds). Fewer seeds make it lighter; it
+  // cannot be switched off.
+  cpu::VerifyOptions verify = compile_proof();
   // Hears the name of each pass as it ends ("lower", "schedule", ...), then "verify" as the
   // executor sweep begins: for a progress line on large programs. Not called when unset.
   std::function<void(std::string_view pass)> on_pass;

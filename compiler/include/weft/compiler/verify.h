@@ -25,6 +25,12 @@ struct VerificationResult {
   std::string report;  // the first failing case, for humans; empty when passed
 };
 
+// The sweep `weftc compile` proves with, and compile()'s by default: cpu::VerifyOptions' cases
+// (S = 37, T ∈ {8, 64}, D ∈ {2, 8}), with what a run proves carried to the cases it decides
+// (skip_proven_seeds, derive_race_freedom, derive_results). `seeds`: interleavings per case,
+// run only where the first does not pass.
+cpu::VerifyOptions compile_proof(int seeds = 3);
+
 // Runs `options` (cpu::VerifyOptions' defaults: S = 37, T ∈ {8, 64}, D ∈ {2, 8}, 3 seeds).
 VerificationResult verify_with_executor(const dsl::Program& program, const ir::Algorithm& algorithm,
                                         const cpu::VerifyOptions& options);

@@ -214,14 +214,9 @@ int compile_within(const CompileArgs& args, const dsl::AlgorithmInfo& info_ref,
     }
   }
   compiler::CompileOptions options;
-  options.verify.seeds = args.seeds;
-  // A case whose first, race-checked run passes is proven for every interleaving; more seeds
-  // would repeat its result (cpu::VerifyOptions::skip_proven_seeds). Race freedom shown at a
-  // FIFO depth holds at every smaller one (derive_race_freedom).
-  options.verify.skip_proven_seeds = true;
-  options.verify.derive_race_freedom = true;
-  // A smaller depth's run completing there gives the deeper race-free run's right result.
-  options.verify.derive_results = true;
+  // The proof: the first, race-checked run of a case decides it, and what it shows carries to
+  // smaller FIFO depths and other tile counts (compiler::compile_proof).
+  options.verify = compiler::compile_proof(args.seeds);
   // The smaller depths' completion-only runs go beside the deepest one's (default: every core).
   options.verify.threads = args.threads;
   options.judge.enabled = !args.no_judge;
