@@ -97,8 +97,8 @@ std::vector<CaseResult> run_depth(const Executor& executor, const VerifyOptions&
   return cases;
 }
 
-// Runs `tasks` on up to `threads` threads (0: one per hardware thread), each with its own cache:
-// the inputs and expected values of a call mode and S are made once per thread.
+// Runs `tasks` on up to `threads` threads (0: one per hardware thread), each with its own cache
+// for the light runs it takes.
 template <typename Task>
 void run_tasks(std::size_t count, int threads, const Task& task) {
   std::size_t workers = threads > 0 ? static_cast<std::size_t>(threads)
@@ -227,10 +227,15 @@ VerifyReport verify(const Executor& executor, const VerifyOptions& options) {
   }
   if (groups.empty()) tasks.push_back({0, 0, true, false});
   std::mutex heavy_run;
-  run_tasks(tasks.size(), options.threads, [&](std::size_t t, RunCache& cache) {
+  // The heavy runs' inputs, expected values and result buffers, made once whichever thread runs
+  // them (a thread's own would make them again: half a gigabyte and seconds at a thousand
+  // ranks); used under heavy_run only.
+  RunCache heavy_cache;
+  run_tasks(tasks.size(), options.threads, [&](std::size_t t, RunCache& light_cache) {
     const Task& task = tasks[t];
     std::unique_lock<std::mutex> one_heavy(heavy_run, std::defer_lock);
     if (task.heavy) one_heavy.lock();
+    RunCache& cache = task.heavy ? heavy_cache : light_cache;
     if (task.search) {
       searched = executor.min_fifo_depth(probe, assumed);
       return;
@@ -243,7 +248,7 @@ VerifyReport verify(const Executor& executor, const VerifyOptions& options) {
   if (options.derive_race_freedom) {
     // What was assumed, checked in order: the checking groups first, since the others' weakest
     // depths inherit from theirs.
-    RunCache cache;
+    RunCache& cache = heavy_cache;
     std::vector<std::size_t> order;
     for (std::size_t g = 0; g < groups.size(); ++g) {
       if (checker[g] == g) order.push_back(g);
