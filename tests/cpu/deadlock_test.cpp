@@ -55,6 +55,27 @@ TEST_CASE("the ring deadlocks at depth 1 and completes at depths 2 and 8", "[cpu
   CHECK(executor.min_fifo_depth(testing::options(37, 8, 2)) == 2);
 }
 
+TEST_CASE("a completion-only run, cached or not, completes where a data run does",
+          "[cpu][deadlock]") {
+  const ir::Algorithm algo = testing::load(testing::kRingAllreduce3);
+  const Executor executor(algo, standard_spec(algo, 0));
+  RunCache empty;  // no inputs made yet: the run takes buffers with no values in them
+  RunCache filled;
+  CHECK(executor.run(testing::options(37, 8, 8), filled).outcome == Outcome::Pass);
+  for (const int depth : {1, 2, 8}) {
+    RunOptions options = testing::options(37, 8, depth);
+    const Outcome moved = executor.run(options).outcome;
+    options.completion_only = true;
+    INFO("depth " << depth);
+    CHECK(executor.run(options).outcome == moved);
+    CHECK(executor.run(options, empty).outcome == moved);
+    CHECK(executor.run(options, filled).outcome == moved);
+    CHECK(moved == (depth == 1 ? Outcome::Deadlock : Outcome::Pass));
+  }
+  // The cache made no inputs for those runs: a data run after them is checked as before.
+  CHECK(executor.run(testing::options(37, 8, 2), empty).outcome == Outcome::Pass);
+}
+
 TEST_CASE("a receive nobody sends to names the missing sender", "[cpu][deadlock]") {
   // Rank 1 waits for a message from rank 0 on channel 1; rank 0 sends on channel 0.
   const ir::Algorithm algo = testing::read_unvalidated(R"xml(

@@ -114,6 +114,8 @@ RunCache& RunCache::operator=(RunCache&&) noexcept = default;
 
 RunResult Executor::run(const RunOptions& options) const {
   try {
+    // A run that moves no data reads no values: buffers of the right sizes do.
+    if (options.completion_only) return run_from(options, sized_buffers(options), nullptr);
     return run_from(options, make_inputs(options), nullptr);
   } catch (const std::bad_alloc&) {
     return error_result(out_of_memory(options));
@@ -128,7 +130,10 @@ RunResult Executor::run(const RunOptions& options, RunCache& cache) const {
       state.owner = this;
     }
     const detail::InputShape shape = detail::InputShape::of(options);
-    if (state.inputs_shape != shape || state.inputs_in_place != options.in_place) {
+    const bool cached = state.inputs_shape == shape && state.inputs_in_place == options.in_place;
+    // A run that moves no data needs no values: where none are made yet, sized buffers do.
+    if (options.completion_only && !cached) return run(options);
+    if (!cached) {
       state.inputs_shape.reset();
       state.inputs.clear();  // freed before the new ones are made, not after
       state.inputs = make_inputs(options);
@@ -207,7 +212,7 @@ std::optional<int> Executor::search_min_fifo_depth(const RunOptions& options,
   probe.record_trace = false;
   probe.check_races = false;  // only completion matters here
   // Runs that move no data: only the buffers' sizes matter, and they stay as they are.
-  std::vector<RankBuffers> buffers = make_inputs(probe);
+  std::vector<RankBuffers> buffers = sized_buffers(probe);
   auto completes = [&](int depth) {
     probe.fifo_depth = depth;
     return execute(probe, buffers, false).outcome == Outcome::Pass;

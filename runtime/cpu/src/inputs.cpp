@@ -34,21 +34,33 @@ void store_input(const detail::ElementOps& ops, ReduceOp op, std::uint64_t hash,
 
 }  // namespace
 
-std::vector<RankBuffers> Executor::make_inputs(const RunOptions& options) const {
+std::vector<RankBuffers> Executor::sized_buffers(const RunOptions& options) const {
   if (!plan_->error.empty()) return {};
   const detail::ModeLayout& layout = plan_->layout(options.in_place);
   if (!layout.error.empty()) return {};
-  // The operator only shapes the value range; avg on integers is refused later, by execute.
-  const auto ops = detail::element_ops(options.dtype, ReduceOp::Sum);
-  const std::size_t size = ops->size;
+  const std::size_t size = detail::element_ops(options.dtype, ReduceOp::Sum)->size;
   if (!detail::check_call_size(*plan_, layout, options.chunk_elements, size).empty()) return {};
-  const std::size_t chunk = options.chunk_elements;
   std::vector<RankBuffers> buffers(static_cast<std::size_t>(plan_->ngpus));
   for (int r = 0; r < plan_->ngpus; ++r) {
     RankBuffers& rank = buffers[static_cast<std::size_t>(r)];
     const auto& extents = layout.extents[static_cast<std::size_t>(r)];
-    rank.input.resize(static_cast<std::size_t>(extents[detail::kInputSlot]) * chunk * size);
-    rank.output.resize(static_cast<std::size_t>(extents[detail::kOutputSlot]) * chunk * size);
+    rank.input.resize(static_cast<std::size_t>(extents[detail::kInputSlot]) *
+                      options.chunk_elements * size);
+    rank.output.resize(static_cast<std::size_t>(extents[detail::kOutputSlot]) *
+                       options.chunk_elements * size);
+  }
+  return buffers;
+}
+
+std::vector<RankBuffers> Executor::make_inputs(const RunOptions& options) const {
+  std::vector<RankBuffers> buffers = sized_buffers(options);
+  if (buffers.empty()) return buffers;
+  // The operator only shapes the value range; avg on integers is refused later, by execute.
+  const auto ops = detail::element_ops(options.dtype, ReduceOp::Sum);
+  const std::size_t size = ops->size;
+  const std::size_t chunk = options.chunk_elements;
+  for (int r = 0; r < plan_->ngpus; ++r) {
+    RankBuffers& rank = buffers[static_cast<std::size_t>(r)];
     detail::fill_poison(options.dtype, rank.input);
     detail::fill_poison(options.dtype, rank.output);
     const int input_chunks = ir::input_extent_chunks(algo_, r);

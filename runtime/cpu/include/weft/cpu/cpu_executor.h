@@ -195,6 +195,8 @@ class Executor {
   const CollectiveSpec& spec() const { return spec_; }
 
  private:
+  // make_inputs' buffers with nothing in them: what a completion-only run needs.
+  std::vector<RankBuffers> sized_buffers(const RunOptions& options) const;
   std::optional<int> search_min_fifo_depth(const RunOptions& options, KnownDepths known) const;
   // move_data false: completion only (the scheduler's move_data), buffers left untouched.
   RunResult execute(const RunOptions& options, std::vector<RankBuffers>& buffers,
