@@ -12,11 +12,11 @@
 //     channel per data chain (data_chains.h);
 //   - each of these for every schedule given (the orders of schedule.h).
 //
-// A candidate replaces the one kept so far when the time judge (time_judge.h) predicts it no
-// slower at every judged size and faster at one; where a program pinned its threadblocks or
-// channels, only when it is faster at every size. Where time cannot judge (judging off, a
-// candidate too large to predict), the critical path in steps decides as it always did: a
-// shorter path wins (the data-chain plan also on a tie with fewer steps).
+// The time judge (time_judge.h) predicts every candidate, and the one closest to the best at its
+// worst size is kept; where a program pinned its threadblocks or channels, a candidate replaces
+// what it pinned only when no slower at any size and faster at one. Where time cannot judge
+// (judging off, a candidate too large to predict), the critical path in steps decides as it
+// always did: a shorter path wins (the data-chain plan also on a tie with fewer steps).
 #pragma once
 
 #include <optional>

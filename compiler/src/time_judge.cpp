@@ -275,8 +275,9 @@ bool at_every_size(const std::vector<double>& a, const std::vector<double>& b, H
 
 }  // namespace
 
-bool faster_everywhere(const std::vector<double>& a, const std::vector<double>& b) {
-  return at_every_size(a, b, [](long long x, long long y) { return x < y; });
+bool dominates(const std::vector<double>& a, const std::vector<double>& b) {
+  return at_every_size(a, b, [](long long x, long long y) { return x <= y; }) &&
+         !at_every_size(a, b, [](long long x, long long y) { return x == y; });
 }
 
 bool no_slower_anywhere(const std::vector<double>& a, const std::vector<double>& b) {
