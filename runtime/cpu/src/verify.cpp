@@ -60,13 +60,14 @@ struct Group {
   std::size_t tile = 0;
 };
 
-// Whether a depth's cases show race freedom for the smaller depths: its first seed passed.
 // A group's tiles per chunk; sizes the executor refuses count as the most.
 std::size_t tiles(const Group& group) {
   if (group.chunk == 0 || group.tile == 0) return std::numeric_limits<std::size_t>::max();
   return detail::tile_count(group.chunk, group.tile);
 }
 
+// Whether a depth's cases show race freedom for the smaller depths (and, at the weakest depth of
+// a checking group, for the call mode's other tile sizes): its first seed passed.
 bool proven(const std::vector<CaseResult>& cases) {
   return !cases.empty() && cases.front().result.outcome == Outcome::Pass;
 }
