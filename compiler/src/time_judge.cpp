@@ -254,7 +254,6 @@ bool TimeJudge::completes_at_depth_two(const ir::Algorithm& one_instance) const 
     // Completion depends neither on the data nor on the interleaving: nothing need move, and the
     // kept candidate is proven in full afterwards.
     run.completion_only = true;
-    run.check_races = false;
     if (program_.collective().root() >= 0) run.root = program_.collective().root();
     if (executor.run(run).outcome != cpu::Outcome::Pass) return false;
   }
@@ -275,13 +274,12 @@ bool at_every_size(const std::vector<double>& a, const std::vector<double>& b, H
 
 }  // namespace
 
-bool dominates(const std::vector<double>& a, const std::vector<double>& b) {
-  return at_every_size(a, b, [](long long x, long long y) { return x <= y; }) &&
-         !at_every_size(a, b, [](long long x, long long y) { return x == y; });
-}
-
 bool no_slower_anywhere(const std::vector<double>& a, const std::vector<double>& b) {
   return at_every_size(a, b, [](long long x, long long y) { return x <= y; });
+}
+
+bool dominates(const std::vector<double>& a, const std::vector<double>& b) {
+  return no_slower_anywhere(a, b) && !no_slower_anywhere(b, a);
 }
 
 }  // namespace detail
