@@ -249,7 +249,6 @@ VerifyReport verify(const Executor& executor, const VerifyOptions& options) {
   if (options.derive_race_freedom) {
     // What was assumed, checked in order: the checking groups first, since the others' weakest
     // depths inherit from theirs.
-    RunCache& cache = heavy_cache;
     std::vector<std::size_t> order;
     for (std::size_t g = 0; g < groups.size(); ++g) {
       if (checker[g] == g) order.push_back(g);
@@ -269,7 +268,7 @@ VerifyReport verify(const Executor& executor, const VerifyOptions& options) {
         if (!inherited) {
           // Run as inheriting what was not shown: again, checking for itself.
           cases_here = run_depth(executor, options, base, groups[g],
-                                 options.fifo_depths[by_weakness[rank]], true, false, cache);
+                                 options.fifo_depths[by_weakness[rank]], true, false, heavy_cache);
         }
         if (proven(cases_here)) race_free_deeper = true;
       }
