@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace weft::predict::detail {
@@ -25,14 +26,121 @@ FlowNetwork::FlowNetwork(std::vector<double> capacity, std::vector<bool> fair)
   for (std::size_t l = 0; l < fair.size() && l < fair_.size(); ++l) fair_[l] = fair[l] ? 1 : 0;
 }
 
-void FlowNetwork::settle(Flow& flow, double now) {
-  flow.remaining = std::max(0.0, flow.remaining - flow.rate * (now - flow.updated));
-  flow.updated = now;
+void FlowNetwork::settle(Bundle& bundle, double now) {
+  bundle.served += bundle.rate * (now - bundle.updated);
+  bundle.updated = now;
 }
 
-double FlowNetwork::even_limit(const Flow& flow) const {
-  double limit = flow.cap;
-  for (const LinkUse& use : flow.uses) {
+FlowNetwork::HeapEntry FlowNetwork::key_of(int id) const {
+  const Bundle& bundle = bundles_[static_cast<std::size_t>(id)];
+  return {bundle.end, bundle.flows.front().id, id};
+}
+
+void FlowNetwork::reschedule(int id) {
+  Bundle& bundle = bundles_[static_cast<std::size_t>(id)];
+  const double left = std::max(0.0, bundle.flows.front().target - bundle.served);
+  bundle.end = bundle.updated + left / bundle.rate;
+  heap_update(id);
+}
+
+namespace {
+
+std::uint64_t mix(std::uint64_t hash, std::uint64_t value) {
+  // hash_combine's step, then splitmix64's mixing: over a step's few links and weights.
+  hash ^= value + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
+  hash ^= hash >> 30;
+  hash *= 0xbf58476d1ce4e5b9ULL;
+  hash ^= hash >> 27;
+  return hash;
+}
+
+std::uint64_t bits_of(double value) {
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+}  // namespace
+
+int FlowNetwork::bundle_of(std::span<const LinkUse> uses, double cap) {
+  std::uint64_t key = bits_of(cap);
+  for (const LinkUse& use : uses) {
+    key = mix(key, static_cast<std::uint64_t>(static_cast<std::uint32_t>(use.link)));
+    key = mix(key, bits_of(use.weight));
+  }
+  const auto [first, last] = bundle_index_.equal_range(key);
+  for (auto it = first; it != last; ++it) {
+    const Bundle& bundle = bundles_[static_cast<std::size_t>(it->second)];
+    if (bundle.cap != cap || bundle.uses.size() != uses.size()) continue;
+    bool same = true;
+    for (std::size_t k = 0; k < uses.size() && same; ++k) {
+      same = bundle.uses[k].link == uses[k].link && bundle.uses[k].weight == uses[k].weight;
+    }
+    if (same) return it->second;
+  }
+  int id = 0;
+  if (free_bundles_.empty()) {
+    id = static_cast<int>(bundles_.size());
+    bundles_.emplace_back();
+    limit_stamp_.push_back(0);
+    touch_stamp_.push_back(0);
+    heap_slot_.push_back(-1);
+  } else {
+    id = free_bundles_.back();
+    free_bundles_.pop_back();
+  }
+  Bundle& bundle = bundles_[static_cast<std::size_t>(id)];
+  bundle.uses.assign(uses.begin(), uses.end());
+  bundle.slots.resize(uses.size());
+  bundle.key = key;
+  bundle.cap = cap;
+  bundle.limit = 0;  // asks nothing of its fair links until relimit gives it its limit
+  bundle.rate = 0;
+  bundle.served = 0;
+  bundle.updated = now_;
+  bundle.end = 0;
+  bundle.flows.clear();
+  for (std::size_t k = 0; k < uses.size(); ++k) {
+    const auto l = static_cast<std::size_t>(uses[k].link);
+    bundle.slots[k] = members_[l].size();
+    members_[l].push_back({id, uses[k].weight, 0, 0});
+  }
+  bundle_index_.emplace(key, id);
+  return id;
+}
+
+void FlowNetwork::drop_bundle(int id) {
+  Bundle& bundle = bundles_[static_cast<std::size_t>(id)];
+  heap_remove(id);
+  for (std::size_t k = 0; k < bundle.uses.size(); ++k) {
+    const LinkUse& use = bundle.uses[k];
+    // Out of the link's list in constant time: the last member takes this one's place.
+    auto& list = members_[static_cast<std::size_t>(use.link)];
+    const std::size_t slot = bundle.slots[k];
+    const Member moved = list.back();
+    list[slot] = moved;
+    list.pop_back();
+    if (moved.id != id) {
+      Bundle& other = bundles_[static_cast<std::size_t>(moved.id)];
+      for (std::size_t j = 0; j < other.uses.size(); ++j) {
+        if (other.uses[j].link == use.link) other.slots[j] = slot;
+      }
+    }
+  }
+  const auto [first, last] = bundle_index_.equal_range(bundle.key);
+  for (auto it = first; it != last; ++it) {
+    if (it->second == id) {
+      bundle_index_.erase(it);
+      break;
+    }
+  }
+  bundle.uses.clear();
+  free_bundles_.push_back(id);
+}
+
+double FlowNetwork::even_limit(const Bundle& bundle) const {
+  double limit = bundle.cap;
+  for (const LinkUse& use : bundle.uses) {
     const auto l = static_cast<std::size_t>(use.link);
     if (fair_[l] == 0) limit = std::min(limit, share_[l]);
   }
@@ -61,20 +169,21 @@ void FlowNetwork::relimit(int id) {
   auto& stamp = limit_stamp_[static_cast<std::size_t>(id)];
   if (stamp == pass_) return;
   stamp = pass_;
-  Flow& flow = flows_[static_cast<std::size_t>(id)];
-  const double limit = even_limit(flow);
-  if (limit == flow.limit) return;
-  for (std::size_t k = 0; k < flow.uses.size(); ++k) {
-    const LinkUse& use = flow.uses[k];
+  Bundle& bundle = bundles_[static_cast<std::size_t>(id)];
+  const double limit = even_limit(bundle);
+  if (limit == bundle.limit) return;
+  const auto count = static_cast<double>(bundle.flows.size());
+  for (std::size_t k = 0; k < bundle.uses.size(); ++k) {
+    const LinkUse& use = bundle.uses[k];
     const auto l = static_cast<std::size_t>(use.link);
-    members_[l][flow.slots[k]].limit = limit;
+    members_[l][bundle.slots[k]].limit = limit;
     if (fair_[l] == 0) continue;
     least_[l] = std::min(least_[l], limit);
-    demand_[l] +=
-        demand_on(limit, use.weight, use.link) - demand_on(flow.limit, use.weight, use.link);
+    demand_[l] += count * (demand_on(limit, use.weight, use.link) -
+                           demand_on(bundle.limit, use.weight, use.link));
     mark_dirty(use.link);
   }
-  flow.limit = limit;
+  bundle.limit = limit;
   touch(id);
 }
 
@@ -116,12 +225,14 @@ void FlowNetwork::relimit_links() {
       if (member.limit >= lesser) relimit(member.id);
     }
   }
-  for (const int id : started_) {
+  for (const int id : joined_) {
+    // A bundle whose flows all ended in the instant they joined it is gone.
+    if (bundles_[static_cast<std::size_t>(id)].flows.empty()) continue;
     relimit(id);
     touch(id);
   }
   changed_.clear();
-  started_.clear();
+  joined_.clear();
 }
 
 double FlowNetwork::water_level(int link) {
@@ -145,13 +256,14 @@ double FlowNetwork::water_level(int link) {
   double highest_below = 0;
   double lowest_above = kUnbound;
   for (const Member& member : members_[l]) {
-    demand += demand_on(member.limit, member.weight, link);
+    const auto count = static_cast<double>(member.count);
+    demand += count * demand_on(member.limit, member.weight, link);
     least = std::min(least, member.limit);
     if (member.limit < hint) {
-      below_hint += member.limit * member.weight;
+      below_hint += member.limit * member.weight * count;
       highest_below = std::max(highest_below, member.limit);
     } else {
-      above_hint += member.weight;
+      above_hint += member.weight * count;
       lowest_above = std::min(lowest_above, member.limit);
     }
   }
@@ -164,7 +276,9 @@ double FlowNetwork::water_level(int link) {
     if (highest_below <= level && level <= lowest_above) return level;
   }
   fill_.clear();
-  for (const Member& member : members_[l]) fill_.emplace_back(member.limit, member.weight);
+  for (const Member& member : members_[l]) {
+    fill_.emplace_back(member.limit, member.weight * static_cast<double>(member.count));
+  }
   // The level λ where Σ weight × min(limit, λ) reaches the capacity: flows held below it take
   // their limit, the rest share what is left, each as much per unit of weight. Found by
   // selection on the limits (expected linear time; a sort per event was a fifth of an alltoall's
@@ -210,18 +324,18 @@ void FlowNetwork::resolve() {
     }
   }
   for (const int id : touched_) {
-    Flow& flow = flows_[static_cast<std::size_t>(id)];
-    double rate = flow.limit;
-    for (const LinkUse& use : flow.uses) {
+    Bundle& bundle = bundles_[static_cast<std::size_t>(id)];
+    double rate = bundle.limit;
+    for (const LinkUse& use : bundle.uses) {
       const auto l = static_cast<std::size_t>(use.link);
       if (fair_[l] != 0) rate = std::min(rate, level_[l]);
     }
-    // A flow whose rate stays keeps its end; its bytes are settled only when its rate changes.
-    if (heap_slot_[static_cast<std::size_t>(id)] >= 0 && rate == flow.rate) continue;
-    settle(flow, now);
-    flow.rate = rate;
-    flow.end = now + flow.remaining / rate;
-    heap_update(id);
+    // A bundle whose rate stays keeps its end; its bytes are settled only when its rate changes
+    // (a flow that joined it moved its end already).
+    if (heap_slot_[static_cast<std::size_t>(id)] >= 0 && rate == bundle.rate) continue;
+    settle(bundle, now);
+    bundle.rate = rate;
+    reschedule(id);
   }
   dirty_.clear();
   touched_.clear();
@@ -229,7 +343,7 @@ void FlowNetwork::resolve() {
 
 void FlowNetwork::place(std::size_t slot, HeapEntry entry) {
   heap_[slot] = entry;
-  heap_slot_[static_cast<std::size_t>(entry.id)] = static_cast<int>(slot);
+  heap_slot_[static_cast<std::size_t>(entry.bundle)] = static_cast<int>(slot);
 }
 
 void FlowNetwork::sift_up(std::size_t slot) {
@@ -262,19 +376,19 @@ void FlowNetwork::sift_down(std::size_t slot) {
 }
 
 void FlowNetwork::heap_update(int id) {
-  const double end = flows_[static_cast<std::size_t>(id)].end;
+  const HeapEntry key = key_of(id);
   const int slot = heap_slot_[static_cast<std::size_t>(id)];
   if (slot < 0) {
-    heap_.push_back({end, id});
+    heap_.push_back(key);
     sift_up(heap_.size() - 1);
     return;
   }
-  // A later end leaves the entry where it is: its key stays a bound from below, mended only if
-  // it comes to the top (mend_top). A flow is mostly re-rated several times, slower each time a
+  // A later key leaves the entry where it is: it stays a bound from below, mended only if it
+  // comes to the top (mend_top). A bundle is mostly re-rated several times, slower each time a
   // flow joins its links, before it is the earliest, and sifting it down each time was wasted.
   const auto at = static_cast<std::size_t>(slot);
-  if (end < heap_[at].end) {
-    heap_[at].end = end;
+  if (key.before(heap_[at])) {
+    heap_[at] = key;
     sift_up(at);
   }
 }
@@ -282,9 +396,9 @@ void FlowNetwork::heap_update(int id) {
 void FlowNetwork::mend_top() {
   while (!heap_.empty()) {
     HeapEntry& top = heap_.front();
-    const double end = flows_[static_cast<std::size_t>(top.id)].end;
-    if (end == top.end) return;
-    top.end = end;
+    const HeapEntry key = key_of(top.bundle);
+    if (key.end == top.end && key.flow == top.flow) return;
+    top = key;
     sift_down(0);
   }
 }
@@ -295,43 +409,48 @@ void FlowNetwork::heap_remove(int id) {
   heap_slot_[static_cast<std::size_t>(id)] = -1;
   const HeapEntry last = heap_.back();
   heap_.pop_back();
-  if (last.id == id) return;
+  if (last.bundle == id) return;
   const auto at = static_cast<std::size_t>(slot);
   place(at, last);
   sift_up(at);
-  sift_down(static_cast<std::size_t>(heap_slot_[static_cast<std::size_t>(last.id)]));
+  sift_down(static_cast<std::size_t>(heap_slot_[static_cast<std::size_t>(last.bundle)]));
 }
 
 int FlowNetwork::start(double now, double bytes, std::span<const LinkUse> uses, double cap) {
   begin(now);
+  cap = cap > 0 ? cap : std::numeric_limits<double>::max();
+  max_cap_ = std::max(max_cap_, cap);
+  const int b = bundle_of(uses, cap);
+  Bundle& bundle = bundles_[static_cast<std::size_t>(b)];
+  settle(bundle, now);
   int id = 0;
   if (free_ids_.empty()) {
     id = static_cast<int>(flows_.size());
     flows_.emplace_back();
-    limit_stamp_.push_back(0);
-    touch_stamp_.push_back(0);
-    heap_slot_.push_back(-1);
   } else {
     id = free_ids_.back();
     free_ids_.pop_back();
   }
   Flow& flow = flows_[static_cast<std::size_t>(id)];
-  flow.uses.assign(uses.begin(), uses.end());
-  flow.slots.resize(uses.size());
-  flow.remaining = std::max(0.0, bytes);
-  flow.rate = 0;
-  flow.limit = 0;  // asks nothing of its fair links until relimit gives it its limit
-  flow.cap = cap > 0 ? cap : std::numeric_limits<double>::max();
-  flow.updated = now;
-  max_cap_ = std::max(max_cap_, flow.cap);
-  for (std::size_t k = 0; k < uses.size(); ++k) {
-    const auto l = static_cast<std::size_t>(uses[k].link);
-    mark_changed(uses[k].link);
-    load_[l] += uses[k].weight;
-    flow.slots[k] = members_[l].size();
-    members_[l].push_back({id, uses[k].weight});
+  flow.bundle = b;
+  flow.target = bundle.served + std::max(0.0, bytes);
+  bundle.flows.push_back({flow.target, id});
+  std::push_heap(bundle.flows.begin(), bundle.flows.end(),
+                 [](const Waiting& x, const Waiting& y) { return x.after(y); });
+  for (std::size_t k = 0; k < bundle.uses.size(); ++k) {
+    const LinkUse& use = bundle.uses[k];
+    const auto l = static_cast<std::size_t>(use.link);
+    mark_changed(use.link);
+    load_[l] += use.weight;
+    ++members_[l][bundle.slots[k]].count;
+    // It asks what its bundle's flows ask; a new bundle's limit is 0 until relimit.
+    if (fair_[l] != 0) demand_[l] += demand_on(bundle.limit, use.weight, use.link);
   }
-  started_.push_back(id);
+  // Running already: the new flow may be its first to end.
+  if (heap_slot_[static_cast<std::size_t>(b)] >= 0 && bundle.flows.front().id == id) {
+    reschedule(b);
+  }
+  joined_.push_back(b);
   return id;
 }
 
@@ -339,7 +458,7 @@ std::optional<std::pair<double, int>> FlowNetwork::next_end() {
   if (open_) resolve();
   mend_top();
   if (heap_.empty()) return std::nullopt;
-  return std::pair{heap_.front().end, heap_.front().id};
+  return std::pair{heap_.front().end, heap_.front().flow};
 }
 
 bool FlowNetwork::open_and_quiet(double now) {
@@ -350,29 +469,35 @@ bool FlowNetwork::open_and_quiet(double now) {
 
 void FlowNetwork::finish(double now, int id) {
   begin(now);
-  heap_remove(id);
   Flow& flow = flows_[static_cast<std::size_t>(id)];
-  for (std::size_t k = 0; k < flow.uses.size(); ++k) {
-    const LinkUse& use = flow.uses[k];
+  const int b = flow.bundle;
+  Bundle& bundle = bundles_[static_cast<std::size_t>(b)];
+  const auto later = [](const Waiting& x, const Waiting& y) { return x.after(y); };
+  // Mostly its bundle's first; a flow ended early is looked for.
+  if (bundle.flows.front().id == id) {
+    std::pop_heap(bundle.flows.begin(), bundle.flows.end(), later);
+    bundle.flows.pop_back();
+  } else {
+    std::erase_if(bundle.flows, [id](const Waiting& w) { return w.id == id; });
+    std::make_heap(bundle.flows.begin(), bundle.flows.end(), later);
+  }
+  flow.bundle = -1;
+  free_ids_.push_back(id);
+  settle(bundle, now);
+  for (std::size_t k = 0; k < bundle.uses.size(); ++k) {
+    const LinkUse& use = bundle.uses[k];
     const auto l = static_cast<std::size_t>(use.link);
     mark_changed(use.link);
-    // Out of the link's list in constant time: the last member takes this one's place.
-    auto& list = members_[l];
-    const std::size_t slot = flow.slots[k];
-    const Member moved = list.back();
-    list[slot] = moved;
-    list.pop_back();
-    if (moved.id != id) {
-      Flow& other = flows_[static_cast<std::size_t>(moved.id)];
-      for (std::size_t j = 0; j < other.uses.size(); ++j) {
-        if (other.uses[j].link == use.link) other.slots[j] = slot;
-      }
-    }
-    load_[l] = list.empty() ? 0 : std::max(0.0, load_[l] - use.weight);
-    if (fair_[l] != 0) demand_[l] -= demand_on(flow.limit, use.weight, use.link);
+    --members_[l][bundle.slots[k]].count;
+    const bool alone = bundle.flows.empty() && members_[l].size() == 1;
+    load_[l] = alone ? 0 : std::max(0.0, load_[l] - use.weight);
+    if (fair_[l] != 0) demand_[l] -= demand_on(bundle.limit, use.weight, use.link);
   }
-  flow.uses.clear();
-  free_ids_.push_back(id);
+  if (bundle.flows.empty()) {
+    drop_bundle(b);
+  } else {
+    reschedule(b);  // its next flow ends later: the heap's key stays a bound until mended
+  }
 }
 
 }  // namespace weft::predict::detail

@@ -21,15 +21,27 @@
 // links whose level moves, change rate: a flow whose rate stays keeps its end. The starts and
 // ends of one instant are settled together when the next end is asked for: a step's end is
 // mostly followed by its threadblock's next start at the same time, and the flows of a busy GPU
-// were re-rated (and their ends moved in the heap) once for each. Ends are kept in
-// an indexed four-ary heap, one entry per running flow that a new rate moves in place (a queue of
-// superseded entries grew with every re-rating, and on a link shared by hundreds of flows,
-// popping them was most of a prediction's time).
+// were re-rated (and their ends moved in the heap) once for each.
+//
+// Flows over the same links with the same weights and cap always run at the same rate, so they
+// run as one bundle: the links, the water levels and the heap see bundles, not flows. A bundle
+// counts the bytes each of its flows has been served since it formed; a flow ends when that count
+// reaches the bytes it had been served when it joined plus its own (its target), so a new rate
+// moves one bundle, not each of its flows. Large synthesized schedules run thousands of flows at
+// once, some thirty to a bundle on average on eight A100 nodes (a rank's threadblocks towards one
+// peer, across the tiles in flight): re-rating each flow of a link whose share moved was most of
+// their prediction's time.
+//
+// Bundles' ends are kept in an indexed four-ary heap, one entry per running bundle that a new
+// rate moves in place (a queue of superseded entries grew with every re-rating, and on a link
+// shared by hundreds of flows, popping them was most of a prediction's time); a bundle keeps its
+// own flows by target.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -60,53 +72,76 @@ class FlowNetwork {
   bool open_and_quiet(double now);
 
  private:
-  // A running flow on a link, with its weight there and its limit: the water level reads both
-  // for every flow of a link, and looking them up in the flow was most of that.
+  // A running bundle on a link, with its flows' weight there, how many it runs and its limit:
+  // the water level reads them for every bundle of a link, and looking them up in the bundle was
+  // most of that.
   struct Member {
     int id = 0;
-    double weight = 1;
+    double weight = 1;  // of each of its flows
+    int count = 0;
     double limit = 0;
   };
-  struct Flow {
+  // A flow waiting in its bundle to be served `target` bytes (the bundle's count), by (target, id).
+  struct Waiting {
+    double target = 0;
+    int id = 0;
+    bool after(const Waiting& other) const {
+      return target != other.target ? target > other.target : id > other.id;
+    }
+  };
+  struct Bundle {
     std::vector<LinkUse> uses;
     std::vector<std::size_t> slots;  // per use: its place in members_[use.link]
-    double remaining = 0;            // bytes at `updated`
-    double rate = 0;                 // bytes per microsecond
-    double limit = 0;                // its cap and its even links' shares
+    std::uint64_t key = 0;           // hash of its uses and cap (bundle_of)
     double cap = 0;
+    double limit = 0;   // its cap and its even links' shares
+    double rate = 0;    // bytes per microsecond, for each of its flows
+    double served = 0;  // bytes per flow since it formed, at `updated`
     double updated = 0;
-    double end = 0;  // when it ends at its rate
+    double end = 0;              // when its first flow ends at its rate
+    std::vector<Waiting> flows;  // a min-heap by (target, id) (std::push_heap with `after`)
+  };
+  struct Flow {
+    int bundle = -1;  // -1: not running
+    double target = 0;
   };
 
-  void settle(Flow& flow, double now);
+  void settle(Bundle& bundle, double now);
+  // Its first flow's end at its rate, moved in the heap where it came earlier.
+  void reschedule(int id);
+  // The running bundle of these uses and cap, or a new one.
+  int bundle_of(std::span<const LinkUse> uses, double cap);
+  void drop_bundle(int id);
   // Opens the instant `now` for starts and finishes (settling an earlier one first).
   void begin(double now);
   // A link whose load moves in this instant: its load before is kept, for relimit_links.
   void mark_changed(int link);
-  double even_limit(const Flow& flow) const;
+  double even_limit(const Bundle& bundle) const;
   // What a flow of this limit and weight asks of fair link `link` (up to the whole link).
   double demand_on(double limit, double weight, int link) const;
-  // After loads changed on the links marked: new limits for the flows of the even links among
-  // them, and for the flows started.
+  // After loads changed on the links marked: new limits for the bundles of the even links among
+  // them, and for the bundles flows joined.
   void relimit_links();
   void relimit(int id);
   void touch(int id);
   void mark_dirty(int link);
   double water_level(int link);
   // New limits (relimit_links), new levels for the fair links marked, then new rates for every
-  // flow touched, at the open instant.
+  // bundle touched, at the open instant.
   void resolve();
 
-  // The heap of running flows by (end, id): the same order the simulator has always broken ties
-  // in, so the earliest end is unique. An entry holds its end, or a bound from below where the
-  // end has moved later since (mend_top): comparisons read the heap alone.
+  // The heap of running bundles by their first flow's (end, id): the order the simulator has
+  // always broken ties in, so the earliest end is unique. An entry holds that key, or a bound
+  // from below where it has moved later since (mend_top): comparisons read the heap alone.
   struct HeapEntry {
     double end = 0;
-    int id = 0;
+    int flow = 0;
+    int bundle = 0;
     bool before(const HeapEntry& other) const {
-      return end != other.end ? end < other.end : id < other.id;
+      return end != other.end ? end < other.end : flow < other.flow;
     }
   };
+  HeapEntry key_of(int bundle) const;
   // Four children per entry: half the depth of a binary heap, and the children of one entry
   // share a cache line or two.
   static constexpr std::size_t kArity = 4;
@@ -114,8 +149,8 @@ class FlowNetwork {
   void sift_up(std::size_t slot);
   void sift_down(std::size_t slot);
   void heap_update(int id);
-  // Until the top entry's key is its flow's end: keys of flows whose end moved later are only
-  // bounds from below (heap_update), and the earliest end must be exact.
+  // Until the top entry's key is its bundle's: keys of bundles whose first end moved later are
+  // only bounds from below (heap_update), and the earliest end must be exact.
   void mend_top();
   void heap_remove(int id);
 
@@ -123,7 +158,7 @@ class FlowNetwork {
   std::vector<char> fair_;
   std::vector<double> load_;                  // per link: weight of running flows
   std::vector<double> share_;                 // per even link: its capacity over its load
-  std::vector<std::vector<Member>> members_;  // per link: running flows on it
+  std::vector<std::vector<Member>> members_;  // per link: running bundles on it
   std::vector<double> demand_;                // per fair link: what its flows' limits ask of it
   std::vector<double> level_;                 // per fair link: the water level (infinite: unbound)
   std::vector<double> least_;                 // per fair link: at most its flows' least limit
@@ -132,14 +167,17 @@ class FlowNetwork {
   std::vector<std::uint32_t> changed_stamp_;  // per link: the pass that changed its load
   std::vector<double> load_before_;           // per link changed: its load when the pass began
   std::vector<int> changed_;                  // links whose load moved in this pass
-  std::vector<int> started_;                  // flows started in this pass
+  std::vector<int> joined_;                   // bundles flows joined in this pass
   std::vector<Flow> flows_;
   std::vector<int> free_ids_;
+  std::vector<Bundle> bundles_;
+  std::vector<int> free_bundles_;
+  std::unordered_multimap<std::uint64_t, int> bundle_index_;  // running bundles by key
   std::vector<HeapEntry> heap_;
-  std::vector<int> heap_slot_;              // per flow: its place in heap_, or -1 when not running
-  std::vector<std::uint32_t> limit_stamp_;  // per flow: the pass that re-limited it
-  std::vector<std::uint32_t> touch_stamp_;  // per flow: the pass that touched it
-  std::vector<int> touched_;                // flows whose rate may have moved in this pass
+  std::vector<int> heap_slot_;              // per bundle: its place in heap_, or -1 when not in it
+  std::vector<std::uint32_t> limit_stamp_;  // per bundle: the pass that re-limited it
+  std::vector<std::uint32_t> touch_stamp_;  // per bundle: the pass that touched it
+  std::vector<int> touched_;                // bundles whose rate may have moved in this pass
   std::vector<std::pair<double, double>> fill_;  // scratch: (limit, weight) for water-filling
   std::uint32_t pass_ = 0;
   bool open_ = false;   // starts or finishes wait for resolve()
