@@ -2,7 +2,8 @@
 // ring, written as a Weft algorithm with NCCL's channel count, predicted by simulation, agrees with
 // tuning.cc's formula; a large ring converges to 2(N−1)/N·S over its bottleneck; all-pairs beats
 // the ring on small calls and loses on large ones on NVSwitch machines; across nodes the
-// hierarchical allreduce beats a flat ring on large calls.
+// hierarchical allreduce beats a flat ring on large calls; steps that share a link, however they
+// are cut, are served their own bytes.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -16,6 +17,7 @@
 #include "weft/predict/nccl_model.h"
 #include "weft/predict/simulator.h"
 #include "weft/predict/topology.h"
+#include "weft/predict/topology_builder.h"
 
 namespace {
 
@@ -382,4 +384,130 @@ TEST_CASE("A recorded run has a critical path from the call's start to its last 
   for (const predict::StepRecord& s : r.steps) last = std::max(last, s.end_us);
   CHECK(r.steps[static_cast<std::size_t>(r.critical_path.back())].end_us == last);
   CHECK(r.messages.size() > 0);
+}
+
+// Two GPUs joined by one NVLink of `link_gbs`, a threadblock moving at most 20 GB/s, and no
+// latency per message (a sender whose FIFO is full would wait a hop's latency for a slot, and
+// the link would idle then unless another threadblock filled it).
+constexpr double kThreadblockGbs = 20;
+predict::Topology one_link(double link_gbs) {
+  predict::MachineDescription m;
+  m.name = "two GPUs, one NVLink";
+  m.memory_bandwidth_gbs = 1000;
+  const int a = m.add_vertex(predict::VertexKind::Gpu, "gpu 0");
+  const int b = m.add_vertex(predict::VertexKind::Gpu, "gpu 1");
+  m.add_link(a, b, predict::LinkType::NVLink, link_gbs);
+  predict::Topology topo = predict::build_topology(m, 1, 2);
+  REQUIRE(topo.route(0, 1).size() == 1);
+  predict::ProtocolCosts& simple =
+      topo.costs().protocols[static_cast<std::size_t>(ir::Protocol::Simple)];
+  simple.threadblock_bandwidth_gbs = kThreadblockGbs;
+  simple.hop_latency_us.fill(0);
+  return topo;
+}
+
+// Each rank sends its four chunks to the other, cut into steps of `sizes` chunks, each step on a
+// threadblock of its own: the steps of one rank cross the same links, so they share one bundle of
+// the simulator's flow network, starting together and ending as their own bytes allow.
+ir::Algorithm allgather_in_steps(const std::vector<int>& sizes) {
+  dsl::AlgorithmParams params;
+  params.ranks = 2;
+  params.limits = "weft";
+  dsl::Program p("allgather_in_steps", dsl::Collective::allgather(2, 4, true), params.options());
+  for (int r = 0; r < 2; ++r) {
+    int index = 0;
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      // Sends and receives on threadblocks of their own: a threadblock that received between
+      // its sends would leave the link idle meanwhile.
+      const int tb = static_cast<int>(k);
+      const int receiver = static_cast<int>(sizes.size() + k);
+      p.chunk(r, dsl::input, index, sizes[k])
+          .copy(1 - r, dsl::output, 4 * r + index, {tb, tb, receiver});
+      index += sizes[k];
+    }
+  }
+  return compiled(p);
+}
+
+// Every tile simulated: a period extending the first 64 would assume the steps' sharing goes
+// on, where the shorter steps run out first.
+double every_tile_us(const ir::Algorithm& algo, const predict::Topology& topo,
+                     std::uint64_t bytes) {
+  predict::SimulationOptions options;
+  options.bytes = bytes;
+  options.max_tiles = 0;
+  const predict::SimulationResult r = predict::Simulator(algo, topo).run(options);
+  INFO(r.error);
+  REQUIRE(r.ok());
+  return r.time_us;
+}
+
+// Flows over the same links run as one bundle in the simulator's flow network, which counts the
+// bytes each has been served; one that joins late or ends early must end exactly when its own
+// bytes are through. On a link that binds every flow (5 GB/s, a quarter of what a threadblock
+// moves), the call lasts its bytes over the link (and the same latencies) whether they move in
+// one step or in several that end apart.
+TEST_CASE("Steps that share a link end as their own bytes allow: the link's time is the same") {
+  const predict::Topology topo = one_link(kThreadblockGbs / 4);
+  const ir::Algorithm whole = allgather_in_steps({4});
+  for (const std::uint64_t bytes : {64ull << 10, 4ull << 20, 64ull << 20}) {
+    const double one_step = every_tile_us(whole, topo, bytes);
+    // Two ranks' halves over 5 GB/s, and the call's latencies.
+    CHECK(one_step > static_cast<double>(bytes) / 2 / 5e3);
+    CHECK(one_step < static_cast<double>(bytes) / 2 / 5e3 + 20);
+    for (const std::vector<int>& sizes :
+         {std::vector<int>{1, 3}, std::vector<int>{1, 1, 2}, std::vector<int>{3, 1}}) {
+      INFO(bytes << " bytes in steps of " << sizes.size() << " threadblocks");
+      CHECK(every_tile_us(allgather_in_steps(sizes), topo, bytes) ==
+            Approx(one_step).epsilon(1e-9));
+    }
+  }
+}
+
+// Where the link is wide, each step runs at its threadblock's bandwidth, and a bundle's flows end
+// apart: the three-chunk step outlasts four one-chunk steps by two chunks at 20 GB/s, however the
+// one-chunk step beside it ended.
+TEST_CASE("Steps that share a wide link each run at their threadblock's bandwidth") {
+  const predict::Topology topo = one_link(1000);
+  for (const std::uint64_t bytes : {64ull << 10, 4ull << 20}) {
+    INFO(bytes << " bytes");
+    const double chunk_us = static_cast<double>(bytes) / 8 / (kThreadblockGbs * 1e3);
+    const double ones = every_tile_us(allgather_in_steps({1, 1, 1, 1}), topo, bytes);
+    CHECK(every_tile_us(allgather_in_steps({1, 3}), topo, bytes) - ones ==
+          Approx(2 * chunk_us).epsilon(1e-6));
+    CHECK(every_tile_us(allgather_in_steps({3, 1}), topo, bytes) - ones ==
+          Approx(2 * chunk_us).epsilon(1e-6));
+  }
+}
+
+// A step that joins its bundle while the bundle's other flow runs, at an instant none of the
+// bundle's flows ends, must be served its own bytes from then on. Rank 0 sends six chunks to rank
+// 1, all over one route, so one bundle: three at once from the start, and three on a threadblock
+// that first receives a chunk from rank 1 (the other direction's bundle). That threadblock's
+// chain, one chunk in and three out at 20 GB/s, is the call's longest.
+TEST_CASE("A step that joins a running bundle late is served its own bytes from then on") {
+  const predict::Topology topo = one_link(1000);
+  const auto late_joiner = [] {
+    dsl::AlgorithmParams params;
+    params.ranks = 2;
+    params.limits = "weft";
+    dsl::Program p("late_joiner", dsl::Collective::allgather(2, 6, true), params.options());
+    // Rank 1: one chunk at once, the other five beside it.
+    p.chunk(1, dsl::input, 3, 1).copy(0, dsl::output, 9, {0, 0, 0});
+    p.chunk(1, dsl::input, 0, 3).copy(0, dsl::output, 6, {1, 1, 4});
+    p.chunk(1, dsl::input, 4, 2).copy(0, dsl::output, 10, {2, 2, 5});
+    // Rank 0: three chunks at once; three more on the threadblock that receives rank 1's first
+    // chunk, after it.
+    p.chunk(0, dsl::input, 0, 3).copy(1, dsl::output, 0, {1, 1, 4});
+    p.chunk(0, dsl::input, 3, 3).copy(1, dsl::output, 3, {0, 0, 3});
+    return compiled(p);
+  }();
+  const std::uint64_t bytes = 96ull << 10;  // twelve chunks, and eight
+  // The call's latencies: four one-chunk steps side by side last one chunk (an eighth of the
+  // bytes) at 20 GB/s beyond them.
+  const double latencies_us = every_tile_us(allgather_in_steps({1, 1, 1, 1}), topo, bytes) -
+                              static_cast<double>(bytes) / 8 / (kThreadblockGbs * 1e3);
+  const double chunk_us = static_cast<double>(bytes) / 12 / (kThreadblockGbs * 1e3);
+  CHECK(every_tile_us(late_joiner, topo, bytes) ==
+        Approx(latencies_us + 4 * chunk_us).epsilon(1e-6));
 }
