@@ -23,6 +23,13 @@ double Bound::time_us(std::uint64_t bytes) const {
   return best;
 }
 
+double Bound::time_us(std::uint64_t bytes, ir::Protocol protocol) const {
+  for (const ProtocolFloor& f : floors) {
+    if (f.protocol == protocol) return f.latency_us + transfer_us(bytes) / f.efficiency;
+  }
+  return transfer_us(bytes);
+}
+
 double Bound::latency_us(std::uint64_t bytes) const {
   const double time = time_us(bytes);
   for (const ProtocolFloor& f : floors) {

@@ -8,8 +8,10 @@
 
 #include "support.h"
 #include "weft/predict/simulator.h"
+#include "weft/synthesis/bound.h"
 #include "weft/synthesis/sketches.h"
 #include "weft/synthesis/synthesize.h"
+#include "weft/tuning/tune.h"
 
 namespace weft::synthesis {
 namespace {
@@ -57,6 +59,61 @@ TEST_CASE("Every sketch compiles and proves on two nodes, and none beats the bou
       }
     }
   }
+}
+
+// Synthesis leaves out a sketch's prediction at a size where the bound for its protocol is no
+// less than another sketch's predicted time. Predicting everything on the same sketches, no time
+// is below the bound (so none left out could have won), the bands and every size's best are the
+// same, and something was left out.
+TEST_CASE("Sketches left unpredicted by their protocol's bound change no choice") {
+  const predict::Topology two_by_two = topology("a100-nvswitch", 2, 2);
+  const std::vector<std::uint64_t> sizes{1 << 12, 1 << 20, 64ull << 20, 1ull << 30};
+  std::size_t left_out = 0;
+  for (const ir::Collective c : {ir::Collective::AllGather, ir::Collective::ReduceScatter,
+                                 ir::Collective::AllReduce, ir::Collective::AllToAll}) {
+    INFO(ir::to_string(c));
+    SynthesisRequest request;
+    request.collective = c;
+    std::vector<std::string> rejected;
+    const std::vector<tuning::Candidate> sketches =
+        synthesized_candidates(two_by_two, request, rejected);
+    REQUIRE(!sketches.empty());
+    const Bound bound = bandwidth_bound(two_by_two, c);
+    tuning::TuneRequest tune;
+    tune.collective = c;
+    tune.sizes = sizes;
+    const tuning::Tuning every = tuning::tune(sketches, two_by_two, tune);
+    tune.prunable = sketches.size();
+    tune.floor_us = [&bound](const tuning::Candidate& k, std::uint64_t bytes) {
+      return bound.time_us(bytes, k.algorithm.protocol);
+    };
+    const tuning::Tuning pruned = tuning::tune(sketches, two_by_two, tune);
+    REQUIRE(pruned.bands.size() == every.bands.size());
+    for (std::size_t b = 0; b < every.bands.size(); ++b) {
+      CHECK(pruned.bands[b].contender == every.bands[b].contender);
+      CHECK(pruned.bands[b].first == every.bands[b].first);
+      CHECK(pruned.bands[b].last == every.bands[b].last);
+    }
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      double best_every = tuning::kNotApplicable;
+      double best_pruned = tuning::kNotApplicable;
+      for (std::size_t k = 0; k < sketches.size(); ++k) {
+        const double t = every.contenders[k].time_us[i];
+        INFO(sketches[k].name << " at " << sizes[i] << " bytes");
+        CHECK(t >= bound.time_us(sizes[i], sketches[k].algorithm.protocol) * (1 - 1e-12));
+        best_every = std::min(best_every, t);
+        best_pruned = std::min(best_pruned, pruned.contenders[k].time_us[i]);
+        if (pruned.contenders[k].time_us[i] == tuning::kNotApplicable &&
+            t < tuning::kNotApplicable) {
+          ++left_out;
+        } else {
+          CHECK(pruned.contenders[k].time_us[i] == t);
+        }
+      }
+      CHECK(best_pruned == best_every);
+    }
+  }
+  CHECK(left_out > 0);
 }
 
 TEST_CASE("Within MSCCL's limits every sketch still proves, or is left out with the limit named") {
@@ -141,8 +198,12 @@ TEST_CASE("Alltoall on an NVSwitch node comes within 10 % of its bound at 64 MB 
 TEST_CASE("Alltoall on a DGX-1, whole and with an NVLink down, comes within 10 % of its bound") {
   const auto file = test::dgx1_file();
   if (!file) return;
-  SECTION("whole") { check_alltoall_near_bound(topology(*file)); }
-  SECTION("NVLink 0-1 down") { check_alltoall_near_bound(topology(*file, 1, 0, {{0, 1, 0}})); }
+  SECTION("whole") {
+    check_alltoall_near_bound(topology(*file));
+  }
+  SECTION("NVLink 0-1 down") {
+    check_alltoall_near_bound(topology(*file, 1, 0, {{0, 1, 0}}));
+  }
 }
 
 // Two A100 nodes: every GPU's own NIC carries its pieces for the other node, 8 of them per channel

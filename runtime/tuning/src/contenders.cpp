@@ -1,5 +1,7 @@
 #include "weft/tuning/contenders.h"
 
+#include <optional>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -11,18 +13,23 @@ namespace weft::tuning {
 
 Contender predict_candidate(const Candidate& candidate, const predict::Topology& topology,
                             const std::vector<std::uint64_t>& sizes, bool in_place,
-                            const std::function<void(std::uint64_t bytes)>& on_size) {
+                            const std::function<void(std::uint64_t bytes)>& on_size,
+                            const std::vector<bool>& skip) {
   Contender c;
   c.name = candidate.name;
   c.protocol = candidate.algorithm.protocol;
-  const predict::Simulator simulator(candidate.algorithm, topology);
+  c.time_us.assign(sizes.size(), kNotApplicable);
+  // Built only where a size is predicted: its plan is most of a large algorithm's memory.
+  std::optional<predict::Simulator> simulator;
   predict::SimulationOptions options;
   options.in_place = in_place;
-  for (const std::uint64_t bytes : sizes) {
-    options.bytes = bytes;
-    if (on_size) on_size(bytes);
-    const predict::SimulationResult r = simulator.run(options);
-    c.time_us.push_back(r.ok() ? r.time_us : kNotApplicable);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (i < skip.size() && skip[i]) continue;
+    if (!simulator) simulator.emplace(candidate.algorithm, topology);
+    options.bytes = sizes[i];
+    if (on_size) on_size(sizes[i]);
+    const predict::SimulationResult r = simulator->run(options);
+    if (r.ok()) c.time_us[i] = r.time_us;
   }
   return c;
 }

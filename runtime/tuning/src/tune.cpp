@@ -36,6 +36,10 @@ Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& t
             const TuneRequest& request) {
   Tuning tuning;
   tuning.sizes = request.sizes;
+  const std::size_t sizes = request.sizes.size();
+  // Per size: the best of the prunable candidates predicted so far.
+  std::vector<double> best(sizes, kNotApplicable);
+  std::size_t left_out = 0;
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     const Candidate& candidate = candidates[k];
     std::function<void(std::uint64_t)> on_size;
@@ -44,8 +48,18 @@ Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& t
         request.on_predict(k + 1, candidates.size(), candidate.name, bytes);
       };
     }
+    const bool prunable = k < request.prunable && request.floor_us;
+    std::vector<bool> skip(sizes, false);
+    for (std::size_t i = 0; prunable && i < sizes; ++i) {
+      skip[i] = request.floor_us(candidate, request.sizes[i]) >= best[i];
+      left_out += skip[i] ? 1 : 0;
+    }
     tuning.contenders.push_back(
-        predict_candidate(candidate, topology, request.sizes, request.in_place, on_size));
+        predict_candidate(candidate, topology, request.sizes, request.in_place, on_size, skip));
+    if (!prunable) continue;
+    for (std::size_t i = 0; i < sizes; ++i) {
+      best[i] = std::min(best[i], tuning.contenders.back().time_us[i]);
+    }
   }
   if (request.with_nccl) {
     for (Contender& c : nccl_contenders(topology, request.collective, request.sizes)) {
@@ -66,6 +80,12 @@ Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& t
   info.files.assign(tuning.contenders.size(), "");
   info.rejected = request.rejected;
   info.notes = topology.assumptions();
+  if (left_out > 0) {
+    info.notes.push_back(fmt::format(
+        "{} prediction(s) left out (n/a in the tables): at those sizes the candidate's lower "
+        "bound (the bound for its protocol) was no less than another's predicted time",
+        left_out));
+  }
   return tuning;
 }
 

@@ -62,6 +62,9 @@ struct Bound {
   }
   // The least time a call of `bytes` can take: the best protocol's latencies and transfer.
   double time_us(std::uint64_t bytes) const;
+  // The least time a call of `bytes` can take in `protocol`: its latencies, and the transfer at
+  // its payload efficiency.
+  double time_us(std::uint64_t bytes, ir::Protocol protocol) const;
   // The latency of the protocol that gives time_us(bytes).
   double latency_us(std::uint64_t bytes) const;
   // The least latency of any protocol: what even the smallest call pays.

@@ -20,11 +20,12 @@ struct Candidate {
 };
 
 // The candidate simulated on the topology at every size (kNotApplicable where it does not
-// apply or the simulation refuses it).
+// apply or the simulation refuses it), but those `skip` marks (kNotApplicable there too).
 // `on_size` (when set) hears each size before it is predicted, for a progress line.
 Contender predict_candidate(const Candidate& candidate, const predict::Topology& topology,
                             const std::vector<std::uint64_t>& sizes, bool in_place,
-                            const std::function<void(std::uint64_t bytes)>& on_size = {});
+                            const std::function<void(std::uint64_t bytes)>& on_size = {},
+                            const std::vector<bool>& skip = {});
 
 // NCCL's own algorithms, timed by NCCL's cost model on the topology (weft/predict/nccl_model.h).
 std::vector<Contender> nccl_contenders(const predict::Topology& topology, ir::Collective collective,
