@@ -19,7 +19,7 @@ FlowNetwork::FlowNetwork(std::vector<double> capacity, std::vector<bool> fair)
       members_(capacity_.size()),
       demand_(capacity_.size(), 0),
       level_(capacity_.size(), kUnbound),
-      limits_(capacity_.size()),
+      least_(capacity_.size(), kUnbound),
       dirty_stamp_(capacity_.size(), 0),
       changed_stamp_(capacity_.size(), 0),
       load_before_(capacity_.size(), 0) {
@@ -178,9 +178,7 @@ void FlowNetwork::relimit(int id) {
     const auto l = static_cast<std::size_t>(use.link);
     members_[l][bundle.slots[k]].limit = limit;
     if (fair_[l] == 0) continue;
-    const auto flows = static_cast<std::int64_t>(bundle.flows.size());
-    add_limit(use.link, bundle.limit, use.weight, -flows);
-    add_limit(use.link, limit, use.weight, flows);
+    least_[l] = std::min(least_[l], limit);
     demand_[l] += count * (demand_on(limit, use.weight, use.link) -
                            demand_on(bundle.limit, use.weight, use.link));
     mark_dirty(use.link);
@@ -237,46 +235,76 @@ void FlowNetwork::relimit_links() {
   joined_.clear();
 }
 
-void FlowNetwork::add_limit(int link, double limit, double weight, std::int64_t flows) {
-  auto& limits = limits_[static_cast<std::size_t>(link)];
-  const auto at = limits.try_emplace({limit, weight}, 0).first;
-  at->second += flows;
-  if (at->second == 0) limits.erase(at);
-}
-
 double FlowNetwork::water_level(int link) {
   const auto l = static_cast<std::size_t>(link);
   const double capacity = capacity_[l];
   // The running sum drifts by rounding: near the capacity it is summed again.
   if (demand_[l] <= capacity * (1 - 1e-9)) return kUnbound;
-  const auto& limits = limits_[l];
-  if (limits.empty()) return kUnbound;
   // Mostly every flow of a busy link asks more than an even split of it (they are alike): the
-  // level is that split.
+  // level is that split. Then the flows need not be read: the running sums answer, with the
+  // least limit kept as a bound from below (exact after each reading; a flow that leaves or
+  // rises leaves it low, and the next reading mends it).
   const double even = capacity / load_[l];
-  const double least = limits.begin()->first.first;
-  if (demand_[l] > capacity * (1 + 1e-9) && even <= least) return even;
+  if (demand_[l] > capacity * (1 + 1e-9) && even <= least_[l]) return even;
+  // Else the level mostly moves little: the flows split at the last level, those held below it
+  // by their limits and those above, are tried first, in the same reading.
+  const double hint = level_[l];
   double demand = 0;
-  double weight = 0;
-  for (const auto& [key, flows] : limits) {
-    const auto count = static_cast<double>(flows);
-    demand += count * demand_on(key.first, key.second, link);
-    weight += count * key.second;
+  double least = kUnbound;
+  double below_hint = 0;  // Σ weight × limit of the flows below the hint
+  double above_hint = 0;  // Σ weight of the others
+  double highest_below = 0;
+  double lowest_above = kUnbound;
+  for (const Member& member : members_[l]) {
+    const auto count = static_cast<double>(member.count);
+    demand += count * demand_on(member.limit, member.weight, link);
+    least = std::min(least, member.limit);
+    if (member.limit < hint) {
+      below_hint += member.limit * member.weight * count;
+      highest_below = std::max(highest_below, member.limit);
+    } else {
+      above_hint += member.weight * count;
+      lowest_above = std::min(lowest_above, member.limit);
+    }
   }
   demand_[l] = demand;
+  least_[l] = least;
   if (demand <= capacity) return kUnbound;
   if (even <= least) return even;
-  // The level λ where Σ weight × min(limit, λ) reaches the capacity: flows held below it take
-  // their limit, the rest share what is left, each as much per unit of weight. In ascending
-  // order of limits, each that lies below what is left over the rest's weight is taken whole.
-  double left = capacity;
-  for (const auto& [key, flows] : limits) {
-    if (key.first * weight >= left) break;
-    const double taken = static_cast<double>(flows) * key.second;
-    left -= key.first * taken;
-    weight -= taken;
+  if (above_hint > 0) {
+    const double level = (capacity - below_hint) / above_hint;
+    if (highest_below <= level && level <= lowest_above) return level;
   }
-  return weight > 0 ? left / weight : kUnbound;
+  fill_.clear();
+  for (const Member& member : members_[l]) {
+    fill_.emplace_back(member.limit, member.weight * static_cast<double>(member.count));
+  }
+  // The level λ where Σ weight × min(limit, λ) reaches the capacity: flows held below it take
+  // their limit, the rest share what is left, each as much per unit of weight. Found by
+  // selection on the limits (expected linear time; a sort per event was a fifth of an alltoall's
+  // prediction on eight nodes): the median of the undecided limits is tried as λ, and the half
+  // it rules out is settled.
+  double left = capacity;   // for the undecided flows and those above the level
+  double weight_above = 0;  // of flows known to be above the level
+  auto first = fill_.begin();
+  auto last = fill_.end();
+  while (first != last) {
+    const auto mid = first + (last - first) / 2;
+    std::nth_element(first, mid, last);
+    const double pivot = mid->first;
+    double below = 0;
+    for (auto it = first; it != mid; ++it) below += it->first * it->second;
+    double weight_from_mid = 0;
+    for (auto it = mid; it != last; ++it) weight_from_mid += it->second;
+    if (below + (weight_from_mid + weight_above) * pivot >= left) {
+      weight_above += weight_from_mid;  // the level is at most the pivot
+      last = mid;
+    } else {
+      left -= below + mid->first * mid->second;  // the level is above the pivot
+      first = mid + 1;
+    }
+  }
+  return weight_above > 0 ? left / weight_above : kUnbound;
 }
 
 void FlowNetwork::resolve() {
@@ -416,10 +444,7 @@ int FlowNetwork::start(double now, double bytes, std::span<const LinkUse> uses, 
     load_[l] += use.weight;
     ++members_[l][bundle.slots[k]].count;
     // It asks what its bundle's flows ask; a new bundle's limit is 0 until relimit.
-    if (fair_[l] != 0) {
-      demand_[l] += demand_on(bundle.limit, use.weight, use.link);
-      add_limit(use.link, bundle.limit, use.weight, 1);
-    }
+    if (fair_[l] != 0) demand_[l] += demand_on(bundle.limit, use.weight, use.link);
   }
   // Running already: the new flow may be its first to end.
   if (heap_slot_[static_cast<std::size_t>(b)] >= 0 && bundle.flows.front().id == id) {
@@ -466,10 +491,7 @@ void FlowNetwork::finish(double now, int id) {
     --members_[l][bundle.slots[k]].count;
     const bool alone = bundle.flows.empty() && members_[l].size() == 1;
     load_[l] = alone ? 0 : std::max(0.0, load_[l] - use.weight);
-    if (fair_[l] != 0) {
-      demand_[l] -= demand_on(bundle.limit, use.weight, use.link);
-      add_limit(use.link, bundle.limit, use.weight, -1);
-    }
+    if (fair_[l] != 0) demand_[l] -= demand_on(bundle.limit, use.weight, use.link);
   }
   if (bundle.flows.empty()) {
     drop_bundle(b);

@@ -39,7 +39,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <span>
 #include <unordered_map>
@@ -126,8 +125,6 @@ class FlowNetwork {
   void relimit(int id);
   void touch(int id);
   void mark_dirty(int link);
-  // Fair link `link` gains `flows` of this limit and weight (negative: loses them).
-  void add_limit(int link, double limit, double weight, std::int64_t flows);
   double water_level(int link);
   // New limits (relimit_links), new levels for the fair links marked, then new rates for every
   // bundle touched, at the open instant.
@@ -164,11 +161,7 @@ class FlowNetwork {
   std::vector<std::vector<Member>> members_;  // per link: running bundles on it
   std::vector<double> demand_;                // per fair link: what its flows' limits ask of it
   std::vector<double> level_;                 // per fair link: the water level (infinite: unbound)
-  // Per fair link: how many of its flows have each limit and weight, by limit. The water level
-  // reads a link's few limits, not its flows: on 128 H100 nodes a GPU's memory carries a bundle
-  // for every peer, and reading them all for every level was most of an alltoall's prediction.
-  // Counts, not sums of weights: nothing drifts by rounding.
-  std::vector<std::map<std::pair<double, double>, std::int64_t>> limits_;
+  std::vector<double> least_;                 // per fair link: at most its flows' least limit
   std::vector<std::uint32_t> dirty_stamp_;    // per link: the pass that marked it
   std::vector<int> dirty_;                    // fair links whose demand moved in this pass
   std::vector<std::uint32_t> changed_stamp_;  // per link: the pass that changed its load
@@ -185,6 +178,7 @@ class FlowNetwork {
   std::vector<std::uint32_t> limit_stamp_;  // per bundle: the pass that re-limited it
   std::vector<std::uint32_t> touch_stamp_;  // per bundle: the pass that touched it
   std::vector<int> touched_;                // bundles whose rate may have moved in this pass
+  std::vector<std::pair<double, double>> fill_;  // scratch: (limit, weight) for water-filling
   std::uint32_t pass_ = 0;
   bool open_ = false;   // starts or finishes wait for resolve()
   double now_ = 0;      // the open instant
