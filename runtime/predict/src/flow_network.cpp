@@ -435,8 +435,7 @@ int FlowNetwork::start(double now, double bytes, std::span<const LinkUse> uses, 
   flow.bundle = b;
   flow.target = bundle.served + std::max(0.0, bytes);
   bundle.flows.push_back({flow.target, id});
-  std::push_heap(bundle.flows.begin(), bundle.flows.end(),
-                 [](const Waiting& x, const Waiting& y) { return x.after(y); });
+  std::push_heap(bundle.flows.begin(), bundle.flows.end(), Waiting::later);
   for (std::size_t k = 0; k < bundle.uses.size(); ++k) {
     const LinkUse& use = bundle.uses[k];
     const auto l = static_cast<std::size_t>(use.link);
@@ -472,14 +471,13 @@ void FlowNetwork::finish(double now, int id) {
   Flow& flow = flows_[static_cast<std::size_t>(id)];
   const int b = flow.bundle;
   Bundle& bundle = bundles_[static_cast<std::size_t>(b)];
-  const auto later = [](const Waiting& x, const Waiting& y) { return x.after(y); };
   // Mostly its bundle's first; a flow ended early is looked for.
   if (bundle.flows.front().id == id) {
-    std::pop_heap(bundle.flows.begin(), bundle.flows.end(), later);
+    std::pop_heap(bundle.flows.begin(), bundle.flows.end(), Waiting::later);
     bundle.flows.pop_back();
   } else {
     std::erase_if(bundle.flows, [id](const Waiting& w) { return w.id == id; });
-    std::make_heap(bundle.flows.begin(), bundle.flows.end(), later);
+    std::make_heap(bundle.flows.begin(), bundle.flows.end(), Waiting::later);
   }
   flow.bundle = -1;
   free_ids_.push_back(id);

@@ -81,12 +81,13 @@ class FlowNetwork {
     int count = 0;
     double limit = 0;
   };
-  // A flow waiting in its bundle to be served `target` bytes (the bundle's count), by (target, id).
+  // A flow waiting in its bundle to be served `target` bytes (the bundle's count). Bundles keep
+  // them in std heaps ordered by `later`, so the first by (target, id) is on top.
   struct Waiting {
     double target = 0;
     int id = 0;
-    bool after(const Waiting& other) const {
-      return target != other.target ? target > other.target : id > other.id;
+    static bool later(const Waiting& x, const Waiting& y) {
+      return x.target != y.target ? x.target > y.target : x.id > y.id;
     }
   };
   struct Bundle {
@@ -99,7 +100,7 @@ class FlowNetwork {
     double served = 0;  // bytes per flow since it formed, at `updated`
     double updated = 0;
     double end = 0;              // when its first flow ends at its rate
-    std::vector<Waiting> flows;  // a min-heap by (target, id) (std::push_heap with `after`)
+    std::vector<Waiting> flows;  // a heap by Waiting::later
   };
   struct Flow {
     int bundle = -1;  // -1: not running
