@@ -14,18 +14,25 @@
 
 namespace weft::synthesis {
 
+namespace {
+
+// A call of `transfer_us` over the cut at full payload efficiency, in one protocol.
+double floor_time_us(const ProtocolFloor& f, double transfer_us) {
+  return f.latency_us + transfer_us / f.efficiency;
+}
+
+}  // namespace
+
 double Bound::time_us(std::uint64_t bytes) const {
   if (floors.empty()) return transfer_us(bytes);
   double best = std::numeric_limits<double>::infinity();
-  for (const ProtocolFloor& f : floors) {
-    best = std::min(best, f.latency_us + transfer_us(bytes) / f.efficiency);
-  }
+  for (const ProtocolFloor& f : floors) best = std::min(best, floor_time_us(f, transfer_us(bytes)));
   return best;
 }
 
 double Bound::time_us(std::uint64_t bytes, ir::Protocol protocol) const {
   for (const ProtocolFloor& f : floors) {
-    if (f.protocol == protocol) return f.latency_us + transfer_us(bytes) / f.efficiency;
+    if (f.protocol == protocol) return floor_time_us(f, transfer_us(bytes));
   }
   return transfer_us(bytes);
 }
@@ -33,7 +40,7 @@ double Bound::time_us(std::uint64_t bytes, ir::Protocol protocol) const {
 double Bound::latency_us(std::uint64_t bytes) const {
   const double time = time_us(bytes);
   for (const ProtocolFloor& f : floors) {
-    if (f.latency_us + transfer_us(bytes) / f.efficiency == time) return f.latency_us;
+    if (floor_time_us(f, transfer_us(bytes)) == time) return f.latency_us;
   }
   return 0;
 }
