@@ -1,8 +1,7 @@
 #include "weft/tuning/contenders.h"
 
-#include <optional>
-
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 

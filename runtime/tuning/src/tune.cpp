@@ -82,8 +82,8 @@ Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& t
   info.notes = topology.assumptions();
   if (left_out > 0) {
     info.notes.push_back(fmt::format(
-        "{} prediction(s) left out (n/a in the tables): at those sizes the candidate's lower "
-        "bound (the bound for its protocol) was no less than another's predicted time",
+        "{} prediction(s) left out (n/a in the tables): at those sizes a lower bound on the "
+        "candidate's time was no less than another candidate's predicted time",
         left_out));
   }
   return tuning;
