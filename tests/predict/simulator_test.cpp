@@ -511,3 +511,57 @@ TEST_CASE("A step that joins a running bundle late is served its own bytes from 
   CHECK(every_tile_us(late_joiner, topo, bytes) ==
         Approx(latencies_us + 4 * chunk_us).epsilon(1e-6));
 }
+
+// Each rank sends its `messages` chunks to the other one step at a time, all on one connection
+// (channel 0, threadblock 0 sends, threadblock 1 receives), unfused: `messages` messages per tile.
+ir::Algorithm one_connection(int messages) {
+  dsl::AlgorithmParams params;
+  params.ranks = 2;
+  params.limits = "weft";
+  dsl::Options options = params.options();
+  options.fusion = false;
+  dsl::Program p("one_connection", dsl::Collective::allgather(2, messages, true), options);
+  for (int r = 0; r < 2; ++r) {
+    for (int j = 0; j < messages; ++j) {
+      p.chunk(r, dsl::input, j).copy(1 - r, dsl::output, messages * r + j, {0, 0, 1});
+    }
+  }
+  return compiled(p);
+}
+
+// The floor tuning prunes by (a FIFO of D messages lets a sender start at most D of them per hop
+// latency) must never exceed the prediction, or pruning could leave out a winner; and it must
+// bind where that is what limits a call: many small messages on one connection.
+TEST_CASE("The simulator's floor is never above its prediction and binds many small messages") {
+  const predict::Topology pair = topology("h100-nvswitch", 1, 2);
+  const ir::Algorithm many = one_connection(64);
+  REQUIRE(many.gpus[0].threadblocks.size() == 2);
+  REQUIRE(many.gpus[0].threadblocks[0].steps.size() == 64);
+  const predict::Simulator simulator(many, pair);
+  predict::SimulationOptions options;
+  for (const std::uint64_t bytes : {32ull << 10, 1ull << 20, 64ull << 20, 1ull << 30}) {
+    INFO(bytes << " bytes");
+    options.bytes = bytes;
+    const double time = simulator.run(options).time_us;
+    const double floor = simulator.floor_us(options);
+    CHECK(floor <= time);
+    // 64 messages through a FIFO of 2: 32 hop latencies at least, which is most of a small call.
+    if (bytes == (32ull << 10)) CHECK(floor > 0.8 * time);
+  }
+  const predict::Topology node = topology("h100-nvswitch");
+  for (const char* name : {"allreduce_ring", "allreduce_allpairs", "allgather_ring"}) {
+    dsl::AlgorithmParams params;
+    params.ranks = 8;
+    params.channels = 2;
+    const ir::Algorithm algo = library_algorithm(name, params);
+    const predict::Simulator s(algo, node);
+    for (std::uint64_t bytes = 1 << 10; bytes <= (1ull << 30); bytes *= 32) {
+      INFO(name << " at " << bytes << " bytes");
+      options.bytes = bytes;
+      const predict::SimulationResult r = s.run(options);
+      REQUIRE(r.ok());
+      CHECK(s.floor_us(options) <= r.time_us);
+      CHECK(s.floor_us(options) > 0);
+    }
+  }
+}

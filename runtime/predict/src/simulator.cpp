@@ -67,6 +67,17 @@ double local_memory_accesses(ir::StepType type) {
   return 0;
 }
 
+// The latency of one message from `rank` to `peer`: its protocol's hop latency for the kind of
+// route, or the route's links' own latencies where they add up to more.
+double send_latency_us(const Topology& topology, const ProtocolCosts& costs, int rank, int peer) {
+  double links_latency = 0;
+  for (int l : topology.route(rank, peer)) {
+    links_latency += topology.links()[static_cast<std::size_t>(l)].latency_us;
+  }
+  const LinkType type = topology.route_type(rank, peer);
+  return std::max(costs.hop_latency_us[static_cast<std::size_t>(type)], links_latency);
+}
+
 }  // namespace
 
 // A call of more tiles than are simulated runs the same simulated tiles whatever its size: full
@@ -267,11 +278,7 @@ void Run::prepare_routes() {
     if (tb.send_peer < 0 || tb.send_peer == tb.rank) continue;
     const auto route = topology_.route(tb.rank, tb.send_peer);
     send_route_[g].assign(route.begin(), route.end());
-    double links_latency = 0;
-    for (int l : route) links_latency += topology_.links()[static_cast<std::size_t>(l)].latency_us;
-    const LinkType type = topology_.route_type(tb.rank, tb.send_peer);
-    send_latency_us_[g] =
-        std::max(costs_.hop_latency_us[static_cast<std::size_t>(type)], links_latency);
+    send_latency_us_[g] = send_latency_us(topology_, costs_, tb.rank, tb.send_peer);
   }
 }
 
@@ -490,6 +497,75 @@ void Run::run() {
 
 }  // namespace
 
+namespace {
+
+// The call's shape and how the runtime cuts it; none, with `error` set, where it cannot run.
+std::optional<gpu::CallPlan> plan_call_of(const ir::Algorithm& algo, const cpu::detail::Plan& plan,
+                                          int max_count, int max_steps,
+                                          const SimulationOptions& options, gpu::CallShape& shape,
+                                          std::string& error) {
+  const std::size_t element_bytes = size_of(options.dtype);
+  const auto multiplier = static_cast<std::uint64_t>(ir::count_multiplier(algo));
+  if (options.bytes == 0 || options.bytes % (element_bytes * multiplier) != 0) {
+    error = fmt::format(
+        "{} bytes is not a whole number of {}-byte elements per rank ({} ranks' blocks)",
+        options.bytes, element_bytes, multiplier);
+    return std::nullopt;
+  }
+  shape.collective = algo.collective;
+  shape.nranks = algo.ngpus;
+  shape.count = static_cast<std::size_t>(options.bytes / element_bytes / multiplier);
+  shape.dtype = options.dtype;
+  shape.op = ReduceOp::Sum;
+  shape.in_place = options.in_place.value_or(!algo.outofplace && algo.inplace);
+  if (algo.collective == ir::Collective::Broadcast || algo.collective == ir::Collective::Reduce) {
+    shape.root = algo.root >= 0 ? algo.root : 0;
+  }
+  auto call = gpu::plan_call(algo, shape, options.runtime, max_count, max_steps);
+  if (!call.ok()) {
+    error = call.status().message;
+    return std::nullopt;
+  }
+  const cpu::detail::ModeLayout& layout = plan.layout(shape.in_place);
+  if (!layout.error.empty()) {
+    error = layout.error;
+    return std::nullopt;
+  }
+  return std::move(call).value();
+}
+
+}  // namespace
+
+double Simulator::floor_us(const SimulationOptions& options) const {
+  const State& s = *state_;
+  if (!s.error.empty()) return 0;
+  gpu::CallShape shape;
+  std::string error;
+  const auto call =
+      plan_call_of(s.unbanded, s.plan, s.max_count, s.max_steps, options, shape, error);
+  if (!call) return 0;
+  const ir::Algorithm& algo = s.unbanded;
+  const ProtocolCosts& costs = s.topology->costs().protocol(algo.protocol);
+  const int depth = std::max(1, options.runtime.protocol(algo.protocol).fifo_depth);
+  // Only the tiles run() simulates count: a longer call's time is extended from theirs, by a
+  // period that is never negative, so the bound holds for the prediction as well.
+  const auto tiles = static_cast<std::uint64_t>(Run::simulated_tiles(*call, options));
+  double makespan = 0;
+  for (const cpu::detail::PlanConnection& c : s.plan.connections) {
+    if (c.sender_threadblock < 0 || c.sends_per_tile == 0) continue;
+    const PlanThreadblock& tb = s.plan.threadblocks[static_cast<std::size_t>(c.sender_threadblock)];
+    if (tb.send_peer < 0 || tb.send_peer == tb.rank) continue;
+    // Message k + D starts once message k is taken, which is no sooner than one latency after
+    // message k started; the last one is taken a latency after it started.
+    const std::uint64_t messages = static_cast<std::uint64_t>(c.sends_per_tile) * tiles;
+    const double latency = send_latency_us(*s.topology, costs, tb.rank, tb.send_peer);
+    makespan = std::max(
+        makespan,
+        static_cast<double>((messages - 1) / static_cast<std::uint64_t>(depth) + 1) * latency);
+  }
+  return s.topology->costs().launch_latency_us + costs.call_latency_us + makespan;
+}
+
 SimulationResult Simulator::run(const SimulationOptions& options) const {
   const State& s = *state_;
   SimulationResult result;
@@ -500,33 +576,11 @@ SimulationResult Simulator::run(const SimulationOptions& options) const {
   }
   const ir::Algorithm& algo = s.unbanded;
   const std::size_t element_bytes = size_of(options.dtype);
-  const auto multiplier = static_cast<std::uint64_t>(ir::count_multiplier(algo));
-  if (options.bytes == 0 || options.bytes % (element_bytes * multiplier) != 0) {
-    result.error = fmt::format(
-        "{} bytes is not a whole number of {}-byte elements per rank ({} ranks' blocks)",
-        options.bytes, element_bytes, multiplier);
-    return result;
-  }
   gpu::CallShape shape;
-  shape.collective = algo.collective;
-  shape.nranks = algo.ngpus;
-  shape.count = static_cast<std::size_t>(options.bytes / element_bytes / multiplier);
-  shape.dtype = options.dtype;
-  shape.op = ReduceOp::Sum;
-  shape.in_place = options.in_place.value_or(!algo.outofplace && algo.inplace);
-  if (algo.collective == ir::Collective::Broadcast || algo.collective == ir::Collective::Reduce) {
-    shape.root = algo.root >= 0 ? algo.root : 0;
-  }
-  auto call = gpu::plan_call(algo, shape, options.runtime, s.max_count, s.max_steps);
-  if (!call.ok()) {
-    result.error = call.status().message;
-    return result;
-  }
+  const auto call =
+      plan_call_of(algo, s.plan, s.max_count, s.max_steps, options, shape, result.error);
+  if (!call) return result;
   const cpu::detail::ModeLayout& layout = s.plan.layout(shape.in_place);
-  if (!layout.error.empty()) {
-    result.error = layout.error;
-    return result;
-  }
   result.chunk_elements = call->chunk_elements;
   result.tile_elements = call->tile_elements;
   result.tiles = call->tiles;

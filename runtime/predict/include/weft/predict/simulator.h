@@ -95,6 +95,12 @@ class Simulator {
   // depth, mode) and any larger size reuses them, so a sweep of sizes costs one simulation of
   // its large calls, not one per size.
   SimulationResult run(const SimulationOptions& options) const;
+  // A lower bound on run(options).time_us, found without simulating (0 where run would refuse
+  // the call): a connection's FIFO holds D messages, and a message leaves it no sooner than one
+  // hop latency after its sender started, so a sender starts at most D messages per hop latency.
+  // Algorithms of many small steps per connection (a pipeline of many pieces) are slow at small
+  // sizes for this reason alone; a tuning uses the bound to leave them out there.
+  double floor_us(const SimulationOptions& options) const;
 
  private:
   struct State;
