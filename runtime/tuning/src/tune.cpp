@@ -48,14 +48,16 @@ Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& t
         request.on_predict(k + 1, candidates.size(), candidate.name, bytes);
       };
     }
-    const bool prunable = k < request.prunable && request.floor_us;
-    std::vector<bool> skip(sizes, false);
-    for (std::size_t i = 0; prunable && i < sizes; ++i) {
-      skip[i] = request.floor_us(candidate, request.sizes[i]) >= best[i];
-      left_out += skip[i] ? 1 : 0;
+    const bool prunable = k < request.prunable;
+    Pruning pruning;
+    if (prunable) {
+      pruning.ceiling_us = best;
+      for (std::size_t i = 0; request.floor_us && i < sizes; ++i) {
+        pruning.floor_us.push_back(request.floor_us(candidate, request.sizes[i]));
+      }
     }
-    tuning.contenders.push_back(
-        predict_candidate(candidate, topology, request.sizes, request.in_place, on_size, skip));
+    tuning.contenders.push_back(predict_candidate(candidate, topology, request.sizes,
+                                                  request.in_place, on_size, pruning, &left_out));
     if (!prunable) continue;
     for (std::size_t i = 0; i < sizes; ++i) {
       best[i] = std::min(best[i], tuning.contenders.back().time_us[i]);

@@ -19,13 +19,22 @@ struct Candidate {
   ir::Algorithm algorithm;
 };
 
+// Where a candidate need not be predicted (both empty: everywhere it is). At size i, when the
+// candidate cannot take less than `ceiling_us[i]` (a time already predicted for another): by
+// the caller's `floor_us[i]`, or by the simulator's own floor (Simulator::floor_us).
+struct Pruning {
+  std::vector<double> floor_us;
+  std::vector<double> ceiling_us;
+};
+
 // The candidate simulated on the topology at every size (kNotApplicable where it does not
-// apply or the simulation refuses it), but those `skip` marks (kNotApplicable there too).
-// `on_size` (when set) hears each size before it is predicted, for a progress line.
+// apply or the simulation refuses it), but those `pruning` leaves out (kNotApplicable there too,
+// counted in `left_out` when given). `on_size` (when set) hears each size before it is
+// predicted, for a progress line.
 Contender predict_candidate(const Candidate& candidate, const predict::Topology& topology,
                             const std::vector<std::uint64_t>& sizes, bool in_place,
                             const std::function<void(std::uint64_t bytes)>& on_size = {},
-                            const std::vector<bool>& skip = {});
+                            const Pruning& pruning = {}, std::size_t* left_out = nullptr);
 
 // NCCL's own algorithms, timed by NCCL's cost model on the topology (weft/predict/nccl_model.h).
 std::vector<Contender> nccl_contenders(const predict::Topology& topology, ir::Collective collective,

@@ -29,9 +29,10 @@ struct TuneRequest {
   std::function<void(std::size_t k, std::size_t n, const std::string& name, std::uint64_t bytes)>
       on_predict;
   // A lower bound on what a candidate can take at a size (synthesis: the bound for its
-  // protocol). The first `prunable` candidates are not predicted at a size where it is no less
-  // than the best of them predicted there before: they could not be chosen there, nor be the
-  // best of them. Their time there is kNotApplicable, and a note counts them.
+  // protocol). The first `prunable` candidates are not predicted at a size where it, or the
+  // simulator's own floor for the candidate (Simulator::floor_us), is no less than the best of
+  // them predicted there before: they could not be chosen there, nor be the best of them. Their
+  // time there is kNotApplicable, and a note counts them.
   std::function<double(const Candidate&, std::uint64_t bytes)> floor_us;
   std::size_t prunable = 0;
 };
