@@ -160,9 +160,11 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
   // it then sends across the network held up the pieces of the other nodes' roots behind it.
   // Split, within a node each node's roots (counted from the root's own) get channels of their
   // own (TreeShape::split_by_node).
+  const int direct_channels =
+      shape.direct_channels > 0 ? std::min(shape.direct_channels, shape.pieces) : shape.pieces;
   const bool split_by_node = shape.split_by_node && within == Within::Direct && nodes > 1 &&
-                             shape.pieces * nodes <= shape.most_channels;
-  s.channels = within == Within::Direct ? shape.pieces * (split_by_node ? nodes : 1)
+                             direct_channels * nodes <= shape.most_channels;
+  s.channels = within == Within::Direct ? direct_channels * (split_by_node ? nodes : 1)
                                         : static_cast<int>(lane_count) * gpus;
   const std::string how = within == Within::Direct ? std::string("direct")
                           : within == Within::Rings
@@ -173,6 +175,9 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
                                    shape.across == Across::Direct ? "rails" : "chain", how,
                                    split_by_node ? "_split" : "", shape.pieces)
                      : fmt::format("synth_{}_p{}", how, shape.pieces);
+  if (within == Within::Direct && direct_channels < shape.pieces) {
+    s.name += fmt::format("_c{}", direct_channels);
+  }
   auto rank = [&](int node, int gpu) { return node * gpus + gpu; };
   for (int root = 0; root < s.ranks; ++root) {
     const int home = root / gpus;
@@ -186,7 +191,9 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
     };
     std::vector<Group> groups;
     if (within == Within::Direct) {
-      for (int j = 0; j < shape.pieces; ++j) groups.push_back({j, 1, j, nullptr});
+      for (int j = 0; j < shape.pieces; ++j) {
+        groups.push_back({j, 1, j % direct_channels, nullptr});
+      }
     } else {
       int first = 0;
       const auto& mine = lanes[static_cast<std::size_t>(g)];
@@ -209,7 +216,7 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
         // would otherwise send this node's partial and take the other's in turn, and leave the
         // NIC one way idle while it works the other.
         const int channel =
-            group.channel + (split_by_node && from / gpus > to / gpus ? shape.pieces : 0);
+            group.channel + (split_by_node && from / gpus > to / gpus ? direct_channels : 0);
         route.hops.push_back({from, to, channel});
       }
       // Within every node, from the rail peer that holds it.
@@ -225,7 +232,8 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
           }
         } else {
           const int channel =
-              group.channel + (split_by_node ? shape.pieces * ((node - home + nodes) % nodes) : 0);
+              group.channel +
+              (split_by_node ? direct_channels * ((node - home + nodes) % nodes) : 0);
           for (int d = 1; d < gpus; ++d) {
             route.hops.push_back({rank(node, g), rank(node, (g + d) % gpus), channel});
           }

@@ -64,6 +64,10 @@ struct TreeShape {
   // within a node per node of roots, and per way between two nodes, so that no threadblock
   // takes one node's pieces after another's or sends and receives across the network in turn.
   bool split_by_node = false;
+  // Direct trees: the channels the pieces take turns on (0: a channel per piece). Pieces that
+  // share a channel follow one another through its threadblocks, so that a node forwards the
+  // first while the next still crosses the network (a pipeline within one tile).
+  int direct_channels = 0;
 };
 
 // Allgather, reducescatter or allreduce on trees of this shape, within nodes along the plan's
