@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -45,6 +46,27 @@ struct SynthesizeArgs {
   std::string output;
 };
 
+// An earlier run's `--all` left every sketch it proved in DIR/sketches: refused as the folder's own
+// files are, and removed with --force, so that the sketches there are this run's or none.
+std::optional<std::string> clear_sketches(const std::string& dir, bool force) {
+  std::error_code ec;
+  std::vector<std::filesystem::path> stale;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".xml") stale.push_back(entry.path());
+  }
+  if (stale.empty()) return std::nullopt;
+  if (!force) {
+    return fmt::format("{}: already holds {} sketch(es) from an earlier run; --force replaces them",
+                       dir, stale.size());
+  }
+  for (const auto& p : stale) {
+    if (!std::filesystem::remove(p, ec) && ec) {
+      return fmt::format("{}: cannot be removed: {}", p.string(), ec.message());
+    }
+  }
+  return std::nullopt;
+}
+
 int synthesize(const SynthesizeArgs& args) {
   const auto started = std::chrono::steady_clock::now();
   const auto collective = ir::parse_collective(args.collective);
@@ -70,6 +92,10 @@ int synthesize(const SynthesizeArgs& args) {
   }
   if (!args.bound_only) {
     if (const auto problem = tuning::prepare_folder(args.output, args.force)) {
+      fmt::print(stderr, "weftc synthesize: {}\n", *problem);
+      return kBadInput;
+    }
+    if (const auto problem = clear_sketches(args.output + "/sketches", args.force)) {
       fmt::print(stderr, "weftc synthesize: {}\n", *problem);
       return kBadInput;
     }
