@@ -62,14 +62,14 @@ fi
 # Prints the table cell for column $2 (1-based) of the row of size $3 in the printed table $1.
 cell() { awk -v size="$3" -v col="$2" '$1 == size { print $col; exit }' "$1"; }
 
-[ $header = 1 ] && echo "| machine | ranks | collective | bound algbw (GB/s) | 64 MB | 1 GB | NCCL's model, 1 GB | vs NCCL, 1 GB | library's best, 1 GB | synthesis (s) | command (s) | peak memory (MB) |"
-[ $header = 1 ] && echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+[ $header = 1 ] && echo "| machine | ranks | collective | bound algbw (GB/s) | 64 MB | 1 GB | NCCL's model, 1 GB | vs NCCL, 64 MB | vs NCCL, 1 GB | library's best, 1 GB | synthesis (s) | command (s) | peak memory (MB) |"
+[ $header = 1 ] && echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for entry in "${machines[@]}"; do
   name=${entry%%|*}
   if [ -n "$only" ] && ! [[ "$name" =~ $only ]]; then continue; fi
   read -r -a args <<<"${entry#*|}"
   if [[ "${entry#*|}" == *"$azure"* ]] && [ ! -d "$azure" ]; then
-    echo "| $name | | | left out: $azure is absent | | | | | | | | |"
+    echo "| $name | | | left out: $azure is absent | | | | | | | | | |"
     continue
   fi
   for collective in allgather reducescatter allreduce alltoall; do
@@ -82,7 +82,7 @@ for entry in "${machines[@]}"; do
       read -r seconds kb <"$work/time"
       bound=$(sed -n 's/^bound: .* at most \([0-9.]*\) GB\/s.*/\1/p' "$out")
       ranks=$(sed -n 's/^bound: .* on \([0-9]*\) ranks.*/\1/p' "$out")
-      echo "| $name | $ranks | $collective | $bound | not run | not run | | | | $seconds (bound) | $seconds | $((kb / 1024)) |"
+      echo "| $name | $ranks | $collective | $bound | not run | not run | | | | | $seconds (bound) | $seconds | $((kb / 1024)) |"
       continue
     fi
     library=()
@@ -93,7 +93,7 @@ for entry in "${machines[@]}"; do
     if ! GLIBC_TUNABLES=$tunables /usr/bin/time -f "%e %M" -o "$work/time" "$weftc" synthesize \
         "${args[@]}" -c "$collective" -b 64M -e 1G -f 16 "${library[@]}" -o "$work/dir" \
         >"$out" 2>"$work/err"; then
-      echo "| $name | | $collective | failed: $(grep -v 'note:' "$work/err" | head -1) | | | | | | | | |"
+      echo "| $name | | $collective | failed: $(grep -v 'note:' "$work/err" | head -1) | | | | | | | | | |"
       continue
     fi
     read -r seconds kb <"$work/time"
@@ -108,11 +108,17 @@ for entry in "${machines[@]}"; do
     bound1g=$(cell "$out" 2 "$large")
     time1g=$(cell "$out" 3 "$large")
     nccl1g=$(cell "$out" 5 "$large")
+    time64=$(cell "$out" 3 "$small")
+    nccl64=$(cell "$out" 5 "$small")
     nccl_pct="-"
     speedup="-"
+    speedup64="-"
     if [ -n "$nccl1g" ] && [ "$nccl1g" != "-" ]; then
       nccl_pct=$(awk -v b="$bound1g" -v n="$nccl1g" 'BEGIN { printf "%.0f%%", 100 * b / n }')
       speedup=$(awk -v t="$time1g" -v n="$nccl1g" 'BEGIN { printf "%.2f×", n / t }')
+    fi
+    if [ -n "$nccl64" ] && [ "$nccl64" != "-" ]; then
+      speedup64=$(awk -v t="$time64" -v n="$nccl64" 'BEGIN { printf "%.2f×", n / t }')
     fi
     lib="-"
     if [ ${#library[@]} -gt 0 ]; then
@@ -123,6 +129,6 @@ for entry in "${machines[@]}"; do
     fi
     synth=$(sed -n 's/.*; bound \([0-9.]*\) s, compile \([0-9.]*\) s, predict [0-9.]* s, prove \([0-9.]*\) s.*/\1 \2 \3/p' "$out" |
             awk '{ printf "%.2f", $1 + $2 + $3 }')
-    echo "| $name | $ranks | $collective | $bound | $pct64 | $pct1g | $nccl_pct | $speedup | $lib | $synth | $seconds | $((kb / 1024)) |"
+    echo "| $name | $ranks | $collective | $bound | $pct64 | $pct1g | $nccl_pct | $speedup64 | $speedup | $lib | $synth | $seconds | $((kb / 1024)) |"
   done
 done
