@@ -1,6 +1,7 @@
 #include "plan_search.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <deque>
@@ -23,7 +24,7 @@ namespace {
 // The first limit an algorithm's shape breaks. For the steps limit, `found` is the most steps any
 // threadblock has, which tells the channel search how much further to spread.
 struct Violation {
-  enum class Kind { None, Channels, Threadblocks, Steps, Connections } kind = Kind::None;
+  enum class Kind { None, Channels, Threadblocks, Steps, Connections, Elements } kind = Kind::None;
   int found = 0;
   std::string text;
   explicit operator bool() const { return kind != Kind::None; }
@@ -63,6 +64,18 @@ Violation check_limits(int channels, const std::vector<std::vector<ThreadblockSh
     }
   }
   if (v) return v;
+  // MSCCL's XML reader keeps a bounded number of elements per rank (<algo>, <gpu>, <tb>s and
+  // <step>s): a schedule of many short threadblocks can fit every other limit and still not load.
+  for (std::size_t r = 0; limits.max_xml_nodes_per_rank > 0 && r < ranks.size(); ++r) {
+    long long elements = 2;
+    for (const ThreadblockShape& tb : ranks[r]) elements += (1LL + tb.steps) * copies;
+    if (elements > limits.max_xml_nodes_per_rank) {
+      return {Violation::Kind::Elements, static_cast<int>(std::min<long long>(elements, INT_MAX)),
+              fmt::format("rank {} needs {} XML elements (its gpu, threadblocks and steps, and the "
+                          "algo), above {}",
+                          r, elements, limits.max_xml_nodes_per_rank)};
+    }
+  }
   std::vector<int> sending(static_cast<std::size_t>(channels));
   std::vector<int> receiving(static_cast<std::size_t>(channels));
   for (std::size_t r = 0; r < ranks.size(); ++r) {

@@ -209,3 +209,37 @@ TEST_CASE("fusion can be switched off", "[compiler][pipeline]") {
   CHECK(test::count_steps(*result.algorithm, ir::StepType::RecvCopySend) == 0);
   CHECK(test::count_steps(*result.algorithm, ir::StepType::Send) == 12);
 }
+
+// MSCCL's XML reader keeps 4,096 elements per rank: a schedule whose threadblocks each fit the
+// 64 steps can still have too many in all. The plan search says so as a limit, naming the rank,
+// as it does for the others, not as a compiler bug after emitting the IR. Each rank sends 2,048
+// chunks, 64 to a threadblock on each of 32 channels (a sending and a receiving threadblock per
+// channel): 4,162 elements.
+dsl::Program many_short_threadblocks(const std::string& limits) {
+  dsl::Options options;
+  options.fusion = false;
+  options.limits = limits;
+  dsl::Program p("many_steps", dsl::Collective::allgather(2, 2048, true), options);
+  for (int r = 0; r < 2; ++r) {
+    for (int j = 0; j < 2048; ++j) {
+      const int channel = j / 64;
+      p.chunk(r, dsl::output, r * 2048 + j)
+          .copy(1 - r, dsl::output, r * 2048 + j, {channel, channel, 32 + channel});
+    }
+  }
+  return p;
+}
+
+TEST_CASE("too many XML elements for MSCCL's reader is a limit the search names",
+          "[compiler][pipeline]") {
+  const compiler::CompileResult msccl =
+      compiler::compile_unverified(many_short_threadblocks("msccl"));
+  REQUIRE(msccl.errors.size() == 1);
+  CHECK_THAT(msccl.errors[0], Catch::Contains("cannot meet the 'msccl' limits profile"));
+  CHECK_THAT(msccl.errors[0], Catch::Contains("rank 0 needs 4162 XML elements"));
+  CHECK_THAT(msccl.errors[0], Catch::Contains("above 4096"));
+  CHECK_THAT(msccl.errors[0], !Catch::Contains("compiler bug"));
+  const compiler::CompileResult weft =
+      compiler::compile_unverified(many_short_threadblocks("weft"));
+  CHECK(weft.errors.empty());
+}
