@@ -177,6 +177,10 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
                      : fmt::format("synth_{}_p{}", how, shape.pieces);
   if (within == Within::Direct && direct_channels < shape.pieces) {
     s.name += fmt::format("_c{}", direct_channels);
+    // Unfused, the threadblock that takes a piece from the network takes the next one at once,
+    // and others forward it within the node: allgather on two A100 nodes at 64 MB reaches 99 %
+    // of the bound, against 94 % fused (reduce-scatter is the same either way).
+    s.fusion = false;
   }
   auto rank = [&](int node, int gpu) { return node * gpus + gpu; };
   for (int root = 0; root < s.ranks; ++root) {

@@ -326,10 +326,11 @@ NodePlan plan_node(const predict::Topology& topology, ir::Collective collective)
   return plan;
 }
 
-dsl::Options program_options(const SynthesisRequest& request, ir::Protocol protocol) {
+dsl::Options program_options(const SynthesisRequest& request, const Variant& variant) {
   dsl::Options options;
-  options.protocol = protocol;
+  options.protocol = variant.protocol;
   options.limits = request.profile;
+  options.fusion = variant.sketch.fusion;
   return options;
 }
 
@@ -365,7 +366,7 @@ std::vector<tuning::Candidate> compile_variants(const predict::Topology& topolog
     const std::string name = fmt::format("{} {}", v.sketch.name, ir::to_string(v.protocol));
     try {
       const dsl::Program program =
-          to_program(v.sketch, program_options(request, v.protocol), request.in_place);
+          to_program(v.sketch, program_options(request, v), request.in_place);
       compiler::CompileOptions compile;
       // A sketch pins its channels and threadblock chains, and the synthesis predicts every
       // variant on this machine itself: the critical path places it, at no prediction's cost.
@@ -398,7 +399,7 @@ std::optional<std::string> prove(const tuning::Candidate& candidate, const Varia
                                  const SynthesisRequest& request) {
   try {
     const dsl::Program program =
-        to_program(source.sketch, program_options(request, source.protocol), request.in_place);
+        to_program(source.sketch, program_options(request, source), request.in_place);
     return proof_failure(candidate.name, program, candidate.algorithm);
   } catch (const std::exception& e) {
     return rejection(candidate.name, e.what());

@@ -174,11 +174,13 @@ TEST_CASE(
 // At 64 MB a tile holds a few pieces per threadblock: with a piece per channel, every piece
 // crosses the NICs at once and the node forwards the last tile only after the NICs are done
 // (reduce-scatter 74 % of the bound, allreduce 84 %). Many pieces taking turns on fewer channels
-// pipeline within the tile, and win.
+// pipeline within the tile, and win. Unfused, the allgather's threadblock that takes pieces from
+// the network takes the next at once, while others forward it: 99 % (94 % fused, 91 % before).
 TEST_CASE("Across two A100 nodes, pieces taking turns on channels pipeline a 64 MB call") {
   const predict::Topology machine = topology("a100-nvswitch", 2);
   for (const auto& [c, share] :
-       {std::pair{ir::Collective::ReduceScatter, 0.8}, std::pair{ir::Collective::AllReduce, 0.9}}) {
+       {std::pair{ir::Collective::AllGather, 0.97}, std::pair{ir::Collective::ReduceScatter, 0.8},
+        std::pair{ir::Collective::AllReduce, 0.9}}) {
     DYNAMIC_SECTION(ir::to_string(c)) {
       SynthesisRequest request;
       request.collective = c;
@@ -190,6 +192,19 @@ TEST_CASE("Across two A100 nodes, pieces taking turns on channels pipeline a 64 
           s.tuning.contenders[static_cast<std::size_t>(s.tuning.bands.front().contender)];
       INFO(chosen.name);
       CHECK(chosen.name.find("_p64_c") != std::string::npos);
+      // The pipelined sketches are compiled unfused: no receive forwards in the same step.
+      int fused = 0;
+      for (const tuning::Candidate& k : s.candidates) {
+        if (k.name != chosen.name) continue;
+        for (const ir::Gpu& gpu : k.algorithm.gpus) {
+          for (const ir::Threadblock& tb : gpu.threadblocks) {
+            for (const ir::Step& step : tb.steps) {
+              fused += ir::receives(step.type) && ir::sends(step.type) ? 1 : 0;
+            }
+          }
+        }
+      }
+      CHECK(fused == 0);
       CHECK(s.bound.time_us(64ull << 20) / chosen.time_us[0] > share);
     }
   }

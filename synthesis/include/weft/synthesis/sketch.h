@@ -40,6 +40,10 @@ struct Sketch {
   int ranks = 0;
   int pieces = 1;    // pieces per rank's block
   int channels = 1;  // the hops' channels are below this (allreduce's gather adds it to them)
+  // Whether the compiler may fuse a receive with the send that forwards it (dsl::Options::fusion).
+  // Pipelined pieces are better unfused: a threadblock that only receives takes the next piece
+  // from the network as soon as it has the last, instead of after forwarding it.
+  bool fusion = true;
   std::vector<Route> routes;
 };
 
