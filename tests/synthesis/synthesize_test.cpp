@@ -1,5 +1,6 @@
 // Synthesis end to end on small machines: every sketch compiles and proves, none is predicted
 // faster than the bound, and the chosen band is never slower than NCCL's own model.
+#include <algorithm>
 #include <limits>
 #include <set>
 #include <string>
@@ -43,6 +44,23 @@ void check(const Synthesis& s) {
     }
     CHECK(chosen <= nccl);
   }
+}
+
+// `c` synthesized at `sizes` on `machine` with NCCL's algorithms left out, checked as above.
+Synthesis synthesized_alone(const predict::Topology& machine, ir::Collective c,
+                            std::vector<std::uint64_t> sizes) {
+  SynthesisRequest request;
+  request.collective = c;
+  request.sizes = std::move(sizes);
+  request.with_nccl = false;
+  Synthesis s = synthesize(machine, request);
+  check(s);
+  return s;
+}
+
+// The winner of the first band.
+const tuning::Contender& first_winner(const Synthesis& s) {
+  return s.tuning.contenders[static_cast<std::size_t>(s.tuning.bands.front().contender)];
 }
 
 TEST_CASE("Every sketch compiles and proves on two nodes, and none beats the bound") {
@@ -156,19 +174,25 @@ TEST_CASE(
     for (const ir::Collective c : {ir::Collective::AllGather, ir::Collective::ReduceScatter}) {
       if (nodes == 4 && c == ir::Collective::AllGather) continue;
       DYNAMIC_SECTION(nodes << " nodes, " << ir::to_string(c)) {
-        SynthesisRequest request;
-        request.collective = c;
-        request.sizes = {1ull << 30};
-        request.with_nccl = false;
-        const Synthesis s = synthesize(machine, request);
-        check(s);
-        const tuning::Band& band = s.tuning.bands.front();
-        const tuning::Contender& chosen =
-            s.tuning.contenders[static_cast<std::size_t>(band.contender)];
-        CHECK(s.bound.time_us(1ull << 30) / chosen.time_us[0] > 0.95);
+        const Synthesis s = synthesized_alone(machine, c, {1ull << 30});
+        CHECK(s.bound.time_us(1ull << 30) / first_winner(s).time_us[0] > 0.95);
       }
     }
   }
+}
+
+// Steps that receive and send in one (rcs, rrs, rrcs): what fusion makes.
+int fused_steps(const ir::Algorithm& algo) {
+  int fused = 0;
+  for (const ir::Gpu& gpu : algo.gpus) {
+    for (const ir::Threadblock& tb : gpu.threadblocks) {
+      fused +=
+          static_cast<int>(std::count_if(tb.steps.begin(), tb.steps.end(), [](const ir::Step& x) {
+            return ir::receives(x.type) && ir::sends(x.type);
+          }));
+    }
+  }
+  return fused;
 }
 
 // At 64 MB a tile holds a few pieces per threadblock: with a piece per channel, every piece
@@ -182,29 +206,16 @@ TEST_CASE("Across two A100 nodes, pieces taking turns on channels pipeline a 64 
        {std::pair{ir::Collective::AllGather, 0.97}, std::pair{ir::Collective::ReduceScatter, 0.8},
         std::pair{ir::Collective::AllReduce, 0.9}}) {
     DYNAMIC_SECTION(ir::to_string(c)) {
-      SynthesisRequest request;
-      request.collective = c;
-      request.sizes = {64ull << 20};
-      request.with_nccl = false;
-      const Synthesis s = synthesize(machine, request);
-      check(s);
-      const tuning::Contender& chosen =
-          s.tuning.contenders[static_cast<std::size_t>(s.tuning.bands.front().contender)];
+      const Synthesis s = synthesized_alone(machine, c, {64ull << 20});
+      const tuning::Contender& chosen = first_winner(s);
       INFO(chosen.name);
       CHECK(chosen.name.find("_p64_c") != std::string::npos);
       // The pipelined sketches are compiled unfused: no receive forwards in the same step.
-      int fused = 0;
-      for (const tuning::Candidate& k : s.candidates) {
-        if (k.name != chosen.name) continue;
-        for (const ir::Gpu& gpu : k.algorithm.gpus) {
-          for (const ir::Threadblock& tb : gpu.threadblocks) {
-            for (const ir::Step& step : tb.steps) {
-              fused += ir::receives(step.type) && ir::sends(step.type) ? 1 : 0;
-            }
-          }
-        }
-      }
-      CHECK(fused == 0);
+      const auto k =
+          std::find_if(s.candidates.begin(), s.candidates.end(),
+                       [&](const tuning::Candidate& x) { return x.name == chosen.name; });
+      REQUIRE(k != s.candidates.end());
+      CHECK(fused_steps(k->algorithm) == 0);
       CHECK(s.bound.time_us(64ull << 20) / chosen.time_us[0] > share);
     }
   }
