@@ -196,9 +196,10 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     // Pipelined: many pieces taking turns on the channels, so that a GPU forwards one piece
     // within its node while the next still crosses the network. One tile of 64 MB holds only
     // a few pieces per threadblock otherwise, and the node's last tile then goes through
-    // NVSwitch after the NICs are done: on four A100 nodes, allgather at 64 MB reaches 93 % of
-    // the bound this way, against 79 % for a piece per channel. Backwards (reduce-scatter,
-    // allreduce) split by node, on half the channels: 93 % and 95 %, against 73 % and 75 %.
+    // NVSwitch after the NICs are done: on four A100 nodes, allgather at 64 MB reaches 96 % of
+    // the bound this way (compiled unfused, Sketch::fusion), against 79 % for a piece per
+    // channel. Backwards (reduce-scatter, allreduce) split by node, on half the channels: 93 %
+    // and 95 %, against 73 % and 75 %.
     // Every piece reaches every rank: ranks² × pieces hops, at most 2^18 (64 ranks, 64 pieces),
     // allreduce half as many (its pieces go both ways). Compiling, predicting and proving more
     // costs seconds per sketch (on 32 H100 nodes 16 pieces took allgather's synthesis from 20
@@ -211,8 +212,8 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
       piped.pieces = pipelined;
       if (collective == ir::Collective::AllGather) {
         // Where the budget has room for four times as many, half the pieces too: larger ones
-        // suit fewer ranks (two A100 nodes' allgather at 64 MB: 94 % of the bound in 32 pieces,
-        // 91 % on the rings, which beat 64).
+        // suit fewer ranks and mid sizes (on two A100 nodes the 32-piece sketches win allgather
+        // from 2 to 16 MB, the 64-piece ones from 16 MB up).
         for (const int pieces : {pipelined, pipelined / 2}) {
           if (pieces < pipelined && ranks * ranks * pipelined * 4 > budget) continue;
           piped.pieces = pieces;
