@@ -1,7 +1,6 @@
 #include "plan_search.h"
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <deque>
@@ -70,7 +69,8 @@ Violation check_limits(int channels, const std::vector<std::vector<ThreadblockSh
     long long elements = 2;
     for (const ThreadblockShape& tb : ranks[r]) elements += (1LL + tb.steps) * copies;
     if (elements > limits.max_xml_nodes_per_rank) {
-      return {Violation::Kind::Elements, static_cast<int>(std::min<long long>(elements, INT_MAX)),
+      return {Violation::Kind::Elements,
+              static_cast<int>(std::min<long long>(elements, std::numeric_limits<int>::max())),
               fmt::format("rank {} needs {} XML elements (its gpu, threadblocks and steps, and the "
                           "algo), above {}",
                           r, elements, limits.max_xml_nodes_per_rank)};
