@@ -83,11 +83,12 @@ TEST_CASE("Every sketch compiles and proves on two nodes, and none beats the bou
 // simulator's floor for the sketch (Simulator::floor_us), is no less than another sketch's
 // predicted time. Predicting everything on the same sketches, no time is below the bound (so none
 // left out could have won), the bands and every size's best are the same, and something was left
-// out.
+// out: with the sketches predicted in their order, and from the last to the first (as synthesis
+// predicts them, TuneRequest::prunable_backwards).
 TEST_CASE("Sketches left unpredicted by their protocol's bound or their floor change no choice") {
   const predict::Topology two_by_two = topology("a100-nvswitch", 2, 2);
   const std::vector<std::uint64_t> sizes{1 << 12, 1 << 20, 64ull << 20, 1ull << 30};
-  std::size_t left_out = 0;
+  std::size_t left_out[2] = {0, 0};
   for (const ir::Collective c : {ir::Collective::AllGather, ir::Collective::ReduceScatter,
                                  ir::Collective::AllReduce, ir::Collective::AllToAll}) {
     INFO(ir::to_string(c));
@@ -106,33 +107,46 @@ TEST_CASE("Sketches left unpredicted by their protocol's bound or their floor ch
     tune.floor_us = [&bound](const tuning::Candidate& k, std::uint64_t bytes) {
       return bound.time_us(bytes, k.algorithm.protocol);
     };
-    const tuning::Tuning pruned = tuning::tune(sketches, two_by_two, tune);
-    REQUIRE(pruned.bands.size() == every.bands.size());
-    for (std::size_t b = 0; b < every.bands.size(); ++b) {
-      CHECK(pruned.bands[b].contender == every.bands[b].contender);
-      CHECK(pruned.bands[b].first == every.bands[b].first);
-      CHECK(pruned.bands[b].last == every.bands[b].last);
-    }
-    for (std::size_t i = 0; i < sizes.size(); ++i) {
-      double best_every = tuning::kNotApplicable;
-      double best_pruned = tuning::kNotApplicable;
-      for (std::size_t k = 0; k < sketches.size(); ++k) {
-        const double t = every.contenders[k].time_us[i];
-        INFO(sketches[k].name << " at " << sizes[i] << " bytes");
-        CHECK(t >= bound.time_us(sizes[i], sketches[k].algorithm.protocol) * (1 - 1e-12));
-        best_every = std::min(best_every, t);
-        best_pruned = std::min(best_pruned, pruned.contenders[k].time_us[i]);
-        if (pruned.contenders[k].time_us[i] == tuning::kNotApplicable &&
-            t < tuning::kNotApplicable) {
-          ++left_out;
-        } else {
-          CHECK(pruned.contenders[k].time_us[i] == t);
-        }
+    for (const bool backwards : {false, true}) {
+      INFO((backwards ? "from the last sketch" : "from the first sketch"));
+      tune.prunable_backwards = backwards;
+      std::string heard_first;
+      tune.on_predict = [&heard_first](std::size_t, std::size_t, const std::string& name,
+                                       std::uint64_t) {
+        if (heard_first.empty()) heard_first = name;
+      };
+      const tuning::Tuning pruned = tuning::tune(sketches, two_by_two, tune);
+      CHECK(heard_first == (backwards ? sketches.back() : sketches.front()).name);
+      REQUIRE(pruned.contenders.size() == every.contenders.size());
+      REQUIRE(pruned.bands.size() == every.bands.size());
+      for (std::size_t b = 0; b < every.bands.size(); ++b) {
+        CHECK(pruned.bands[b].contender == every.bands[b].contender);
+        CHECK(pruned.bands[b].first == every.bands[b].first);
+        CHECK(pruned.bands[b].last == every.bands[b].last);
       }
-      CHECK(best_pruned == best_every);
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        double best_every = tuning::kNotApplicable;
+        double best_pruned = tuning::kNotApplicable;
+        for (std::size_t k = 0; k < sketches.size(); ++k) {
+          const double t = every.contenders[k].time_us[i];
+          INFO(sketches[k].name << " at " << sizes[i] << " bytes");
+          CHECK(pruned.contenders[k].name == every.contenders[k].name);
+          CHECK(t >= bound.time_us(sizes[i], sketches[k].algorithm.protocol) * (1 - 1e-12));
+          best_every = std::min(best_every, t);
+          best_pruned = std::min(best_pruned, pruned.contenders[k].time_us[i]);
+          if (pruned.contenders[k].time_us[i] == tuning::kNotApplicable &&
+              t < tuning::kNotApplicable) {
+            ++left_out[backwards ? 1 : 0];
+          } else {
+            CHECK(pruned.contenders[k].time_us[i] == t);
+          }
+        }
+        CHECK(best_pruned == best_every);
+      }
     }
   }
-  CHECK(left_out > 0);
+  CHECK(left_out[0] > 0);
+  CHECK(left_out[1] > 0);
 }
 
 TEST_CASE("Within MSCCL's limits every sketch still proves, or is left out with the limit named") {

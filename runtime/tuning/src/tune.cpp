@@ -40,27 +40,38 @@ Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& t
   // Per size: the best of the prunable candidates predicted so far.
   std::vector<double> best(sizes, kNotApplicable);
   std::size_t left_out = 0;
-  for (std::size_t k = 0; k < candidates.size(); ++k) {
+  tuning.contenders.resize(candidates.size());
+  for (std::size_t position = 0; position < candidates.size(); ++position) {
+    const std::size_t k = request.prunable_backwards && position < request.prunable
+                              ? request.prunable - 1 - position
+                              : position;
     const Candidate& candidate = candidates[k];
     std::function<void(std::uint64_t)> on_size;
     if (request.on_predict) {
       on_size = [&](std::uint64_t bytes) {
-        request.on_predict(k + 1, candidates.size(), candidate.name, bytes);
+        request.on_predict(position + 1, candidates.size(), candidate.name, bytes);
       };
     }
     const bool prunable = k < request.prunable;
     Pruning pruning;
     if (prunable) {
       pruning.ceiling_us = best;
+      // Of two candidates that tie, the first wins its band. Predicted backwards, a candidate
+      // that could tie one after it is predicted: left out only where its floor is above the
+      // best by more than rounding (a latency-bound call's floor is its time, summed another
+      // way), so that the tie goes as it would with every candidate predicted.
+      if (request.prunable_backwards) {
+        for (double& ceiling : pruning.ceiling_us) ceiling *= 1 + 1e-9;
+      }
       for (std::size_t i = 0; request.floor_us && i < sizes; ++i) {
         pruning.floor_us.push_back(request.floor_us(candidate, request.sizes[i]));
       }
     }
-    tuning.contenders.push_back(predict_candidate(candidate, topology, request.sizes,
-                                                  request.in_place, on_size, pruning, &left_out));
+    tuning.contenders[k] = predict_candidate(candidate, topology, request.sizes, request.in_place,
+                                             on_size, pruning, &left_out);
     if (!prunable) continue;
     for (std::size_t i = 0; i < sizes; ++i) {
-      best[i] = std::min(best[i], tuning.contenders.back().time_us[i]);
+      best[i] = std::min(best[i], tuning.contenders[k].time_us[i]);
     }
   }
   if (request.with_nccl) {

@@ -35,6 +35,11 @@ struct TuneRequest {
   // time there is kNotApplicable, and a note counts them.
   std::function<double(const Candidate&, std::uint64_t bytes)> floor_us;
   std::size_t prunable = 0;
+  // Predicts the prunable candidates from the last to the first (their contenders keep their
+  // order). Pruning leaves out more where the candidates likeliest to win are predicted first:
+  // synthesis lists its sketches from the fewest hops to the widest, and the widest win at the
+  // large sizes, whose predictions cost the most.
+  bool prunable_backwards = false;
 };
 
 struct Tuning {
