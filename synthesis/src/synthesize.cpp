@@ -201,11 +201,12 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     // channel. Backwards (reduce-scatter, allreduce) split by node, on half the channels: 93 %
     // and 95 %, against 73 % and 75 %.
     // Every piece reaches every rank: ranks² × pieces hops, at most 2^18 (64 ranks, 64 pieces),
-    // allreduce half as many (its pieces go both ways). Compiling, predicting and proving more
-    // costs seconds per sketch (on 32 H100 nodes 16 pieces took allgather's synthesis from 20
-    // to 66 s), and at 1 GB the tiles pipeline on their own.
+    // allreduce a quarter as many (its pieces go both ways). Compiling, predicting and proving
+    // more costs seconds per sketch (on 32 H100 nodes 16 pieces took allgather's synthesis from
+    // 20 to 66 s; on eight A100 nodes 32 pieces took allreduce's to 14 s, against 9 s for 16),
+    // and at 1 GB the tiles pipeline on their own.
     const long long ranks = topology.ranks();
-    const long long budget = collective == ir::Collective::AllReduce ? 1 << 17 : 1 << 18;
+    const long long budget = collective == ir::Collective::AllReduce ? 1 << 16 : 1 << 18;
     const int pipelined = static_cast<int>(std::min<long long>(64, budget / (ranks * ranks)));
     if (topology.nodes() > 1 && pipelined > direct) {
       TreeShape piped = wide_direct;
@@ -224,7 +225,14 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
           }
         }
       } else {
+        // A node's worth of channels per channel here, at most eight in all: on eight A100
+        // nodes one per node reaches 96 % of the bound at 64 MB both for reduce-scatter and for
+        // allreduce, against 95 % and 94 % for two (and 93 % against 89 % for allreduce's 16
+        // pieces); on two and four nodes two per node are the faster (two A100 nodes'
+        // reduce-scatter: 85 %, against 74 % for one and 83 % for four).
         piped.direct_channels = std::max(1, direct / 2);
+        while (piped.direct_channels > 1 && piped.direct_channels * topology.nodes() > 8)
+          piped.direct_channels /= 2;
         piped.split_by_node = true;
         out.push_back({tree_sketch(topology, collective, plan, piped), ir::Protocol::Simple});
       }
@@ -451,6 +459,9 @@ Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& 
   // were two thirds of the predictions' 19 s. Only sketches are left out, so the best sketch at
   // every size is still predicted, and the library's and NCCL's times are all there.
   tune.prunable = s.synthesized;
+  // The widest sketches first (they come last): at 1 GB on eight A100 nodes they leave the
+  // LL128 sketches out of allreduce, whose predictions from the first were a fifth of its time.
+  tune.prunable_backwards = true;
   tune.floor_us = [&s](const tuning::Candidate& c, std::uint64_t bytes) {
     return s.bound.time_us(bytes, c.algorithm.protocol);
   };
