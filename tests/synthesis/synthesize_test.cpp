@@ -4,6 +4,7 @@
 #include <limits>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include <catch2/catch.hpp>
 
@@ -231,6 +232,29 @@ TEST_CASE("Across two A100 nodes, pieces taking turns on channels pipeline a 64 
       REQUIRE(k != s.candidates.end());
       CHECK(fused_steps(k->algorithm) == 0);
       CHECK(s.bound.time_us(64ull << 20) / chosen.time_us[0] > share);
+    }
+  }
+}
+
+// Backwards, the pipelined direct trees split by node take at most eight channels in all: on
+// eight A100 nodes one per node is the fastest at 64 MB (docs/synthesis.md), where two A100 nodes
+// keep two per node.
+TEST_CASE("Backwards, pipelined trees split by node take at most eight channels in all") {
+  for (const auto& [nodes, gpus, per_node] : {std::tuple{2, 8, 2}, std::tuple{8, 2, 1}}) {
+    DYNAMIC_SECTION(nodes << " nodes of " << gpus << " GPUs") {
+      SynthesisRequest request;
+      request.collective = ir::Collective::ReduceScatter;
+      std::vector<std::string> rejected;
+      const std::vector<tuning::Candidate> sketches =
+          synthesized_candidates(topology("a100-nvswitch", nodes, gpus), request, rejected);
+      const auto piped =
+          std::find_if(sketches.begin(), sketches.end(), [](const tuning::Candidate& k) {
+            return k.name.find("_split_p64_c") != std::string::npos;
+          });
+      REQUIRE(piped != sketches.end());
+      INFO(piped->name);
+      CHECK(piped->name.find("_c" + std::to_string(per_node) + " ") != std::string::npos);
+      CHECK(piped->algorithm.nchannels == per_node * nodes);
     }
   }
 }
