@@ -225,11 +225,12 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
           }
         }
       } else {
-        // A node's worth of channels per channel here, at most eight in all: on eight A100
-        // nodes one per node reaches 96 % of the bound at 64 MB both for reduce-scatter and for
-        // allreduce, against 95 % and 94 % for two (and 93 % against 89 % for allreduce's 16
-        // pieces); on two and four nodes two per node are the faster (two A100 nodes'
-        // reduce-scatter: 85 %, against 74 % for one and 83 % for four).
+        // Split by node, every channel here is one per node: at most eight in all. On eight
+        // A100 nodes one per node reaches 96 % of the bound at 64 MB both for reduce-scatter
+        // and for allreduce, against 95 % and 94 % on two (and 93 % against 89 % for
+        // allreduce's 16 pieces); on two and four nodes two per node are the faster (two A100
+        // nodes' reduce-scatter: 85 %, against 83 % on four, and on one slower than the rings'
+        // 74 %).
         piped.direct_channels = std::max(1, direct / 2);
         while (piped.direct_channels > 1 && piped.direct_channels * topology.nodes() > 8)
           piped.direct_channels /= 2;
