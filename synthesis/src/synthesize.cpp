@@ -198,8 +198,8 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     // a few pieces per threadblock otherwise, and the node's last tile then goes through
     // NVSwitch after the NICs are done: on four A100 nodes, allgather at 64 MB reaches 96 % of
     // the bound this way (compiled unfused, Sketch::fusion), against 79 % for a piece per
-    // channel. Backwards (reduce-scatter, allreduce) split by node, on half the channels: 93 %
-    // and 95 %, against 73 % and 75 %.
+    // channel. Backwards (reduce-scatter, allreduce) split by node, on half the channels (at most
+    // eight in all, below): 93 % and 95 %, against 73 % and 75 %.
     // Every piece reaches every rank: ranks² × pieces hops, at most 2^18 (64 ranks, 64 pieces),
     // allreduce a quarter as many (its pieces go both ways). Compiling, predicting and proving
     // more costs seconds per sketch (on 32 H100 nodes 16 pieces took allgather's synthesis from
