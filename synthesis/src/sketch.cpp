@@ -50,6 +50,23 @@ void allgather(dsl::Program& p, const Sketch& s, bool in_place) {
   }
 }
 
+// The hops in the order a backwards pass reduces them: the tree's from last to first, so that
+// every GPU has what its subtree sends before it sends on; with Route::partials_first, the hops
+// within the root's node after all the others (reductions into one piece commute).
+std::vector<const Hop*> backwards(const Route& route) {
+  std::vector<const Hop*> order;
+  order.reserve(route.hops.size());
+  for (auto hop = route.hops.rbegin(); hop != route.hops.rend(); ++hop) {
+    if (!route.partials_first || !hop->in_root_node) order.push_back(&*hop);
+  }
+  if (route.partials_first) {
+    for (auto hop = route.hops.rbegin(); hop != route.hops.rend(); ++hop) {
+      if (hop->in_root_node) order.push_back(&*hop);
+    }
+  }
+  return order;
+}
+
 // Partial sums travel through the inputs (as the library's rings do); the root's result lands
 // in its output, which out of place starts as a copy of its own input piece.
 void reducescatter(dsl::Program& p, const Sketch& s, bool in_place) {
@@ -60,7 +77,7 @@ void reducescatter(dsl::Program& p, const Sketch& s, bool in_place) {
     if (!in_place) {
       copy_pieces(p, route.root, dsl::input, k, dsl::output, route.piece, n);
     }
-    for (auto hop = route.hops.rbegin(); hop != route.hops.rend(); ++hop) {
+    for (const Hop* hop : backwards(route)) {
       const dsl::ChunkRef into = hop->from == route.root && !in_place
                                      ? p.chunk(route.root, dsl::output, route.piece, n)
                                      : p.chunk(hop->from, dsl::input, k, n);
@@ -77,7 +94,7 @@ void allreduce(dsl::Program& p, const Sketch& s, bool in_place) {
   for (const Route& route : s.routes) {
     const int k = route.root * s.pieces + route.piece;
     const int n = route.count;
-    for (auto hop = route.hops.rbegin(); hop != route.hops.rend(); ++hop) {
+    for (const Hop* hop : backwards(route)) {
       p.chunk(hop->from, dsl::output, k, n)
           .reduce(p.chunk(hop->to, dsl::output, k, n), on(hop->channel));
     }

@@ -162,10 +162,15 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
   // own (TreeShape::split_by_node).
   const int direct_channels =
       shape.direct_channels > 0 ? std::min(shape.direct_channels, shape.pieces) : shape.pieces;
-  const bool split_by_node = shape.split_by_node && within == Within::Direct && nodes > 1 &&
-                             direct_channels * nodes <= shape.most_channels;
-  s.channels = within == Within::Direct ? direct_channels * (split_by_node ? nodes : 1)
-                                        : static_cast<int>(lane_count) * gpus;
+  // Split, the chains of the other nodes' roots each take `partial_channels`.
+  const int partial_channels = direct_channels * std::max(1, shape.partial_chain_channels);
+  const bool split_by_node =
+      shape.split_by_node && within == Within::Direct && nodes > 1 &&
+      direct_channels + (nodes - 1) * partial_channels <= shape.most_channels;
+  s.channels =
+      within == Within::Direct
+          ? (split_by_node ? direct_channels + (nodes - 1) * partial_channels : direct_channels)
+          : static_cast<int>(lane_count) * gpus;
   const std::string how = within == Within::Direct ? std::string("direct")
                           : within == Within::Rings
                               ? fmt::format("rings_l{}", lane_count)
@@ -175,6 +180,8 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
                                    shape.across == Across::Direct ? "rails" : "chain", how,
                                    split_by_node ? "_split" : "", shape.pieces)
                      : fmt::format("synth_{}_p{}", how, shape.pieces);
+  if (split_by_node && partial_channels > direct_channels) s.name += "_lead";
+  if (nodes > 1 && shape.partials_first > 0) s.name += "_pfirst";
   if (within == Within::Direct && direct_channels < shape.pieces) {
     s.name += fmt::format("_c{}", direct_channels);
     // Unfused, the threadblock that takes a piece from the network takes the next one at once,
@@ -212,6 +219,7 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
       route.root = root;
       route.piece = group.piece;
       route.count = group.count;
+      route.partials_first = nodes > 1 && group.piece >= shape.pieces - shape.partials_first;
       // Across the network, between rail peers.
       for (int d = 1; d < nodes; ++d) {
         const int from = shape.across == Across::Direct ? root : rank((home + d - 1) % nodes, g);
@@ -232,14 +240,19 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
           for (std::size_t i = 0; i + 1 < order.size(); ++i) {
             const int at = order[(static_cast<std::size_t>(start) + i) % order.size()] % gpus;
             const int to = order[(static_cast<std::size_t>(start) + i + 1) % order.size()] % gpus;
-            route.hops.push_back({rank(node, at), rank(node, to), group.channel});
+            route.hops.push_back({rank(node, at), rank(node, to), group.channel, node == home});
           }
         } else {
-          const int channel =
-              group.channel +
-              (split_by_node ? direct_channels * ((node - home + nodes) % nodes) : 0);
+          // Split, the root's node on the first channels, every other node's on channels of
+          // its own after them, its pieces taking turns on them.
+          const int away = (node - home + nodes) % nodes;
+          const int channel = !split_by_node || away == 0
+                                  ? group.channel
+                                  : direct_channels + (away - 1) * partial_channels +
+                                        group.piece % partial_channels;
           for (int d = 1; d < gpus; ++d) {
-            route.hops.push_back({rank(node, g), rank(node, (g + d) % gpus), channel});
+            route.hops.push_back(
+                {rank(node, g), rank(node, (g + d) % gpus), channel, node == home});
           }
         }
       }

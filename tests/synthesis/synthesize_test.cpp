@@ -215,16 +215,18 @@ int fused_steps(const ir::Algorithm& algo) {
 // (reduce-scatter 74 % of the bound, allreduce 84 %). Many pieces taking turns on fewer channels
 // pipeline within the tile, and win. Unfused, the allgather's threadblock that takes pieces from
 // the network takes the next at once, while others forward it: 99 % (94 % fused, 91 % before).
+// (Reduce-scatter's winner there also lets its partials run ahead: the next test.)
 TEST_CASE("Across two A100 nodes, pieces taking turns on channels pipeline a 64 MB call") {
   const predict::Topology machine = topology("a100-nvswitch", 2);
-  for (const auto& [c, share] :
-       {std::pair{ir::Collective::AllGather, 0.97}, std::pair{ir::Collective::ReduceScatter, 0.8},
-        std::pair{ir::Collective::AllReduce, 0.9}}) {
+  for (const auto& [c, share, shape] :
+       {std::tuple{ir::Collective::AllGather, 0.97, "_p64_c"},
+        std::tuple{ir::Collective::ReduceScatter, 0.9, "_p64_lead_pfirst_c"},
+        std::tuple{ir::Collective::AllReduce, 0.9, "_p64_c"}}) {
     DYNAMIC_SECTION(ir::to_string(c)) {
       const Synthesis s = synthesized_alone(machine, c, {64ull << 20});
       const tuning::Contender& chosen = first_winner(s);
       INFO(chosen.name);
-      CHECK(chosen.name.find("_p64_c") != std::string::npos);
+      CHECK(chosen.name.find(shape) != std::string::npos);
       // The pipelined sketches are compiled unfused: no receive forwards in the same step.
       const auto k =
           std::find_if(s.candidates.begin(), s.candidates.end(),
@@ -232,6 +234,50 @@ TEST_CASE("Across two A100 nodes, pieces taking turns on channels pipeline a 64 
       REQUIRE(k != s.candidates.end());
       CHECK(fused_steps(k->algorithm) == 0);
       CHECK(s.bound.time_us(64ull << 20) / chosen.time_us[0] > share);
+    }
+  }
+}
+
+// Where a node's links bind reduce-scatter (two nodes: each GPU takes seven contributions to
+// every piece over NVLink, and sends one partial in two over its NIC), the sketches that take
+// the partials from the network first win at 64 MB, and end on the node's own chains instead of
+// a network hop: on two A100 nodes the pipelined trees whose partials also run on twice the
+// channels (92 % of the bound, against 85 % for the same trees without), on two H100 nodes the
+// rings (87 %, against 81 %). Where the NICs bind (four A100 nodes), neither is tried.
+TEST_CASE("Where a node's links bind reduce-scatter, the partials cross the network first") {
+  const std::uint64_t size = 64ull << 20;
+  for (const auto& [machine, shape, share, gain] :
+       {std::tuple{"a100-nvswitch", "_split_p64_lead_pfirst_c2", 0.9, 1.05},
+        std::tuple{"h100-nvswitch", "_rings_l8_p8_pfirst", 0.85, 1.05}}) {
+    DYNAMIC_SECTION(machine << " × 2") {
+      SynthesisRequest request;
+      request.collective = ir::Collective::ReduceScatter;
+      request.sizes = {size};
+      request.with_nccl = false;
+      request.prove_all = true;  // the new sketches are proved, chosen or not
+      const Synthesis s = synthesize(topology(machine, 2), request);
+      check(s);
+      const tuning::Contender& chosen = first_winner(s);
+      INFO(chosen.name);
+      CHECK(chosen.name.find(shape) != std::string::npos);
+      CHECK(s.bound.time_us(size) / chosen.time_us[0] > share);
+      // Faster than every sketch whose partials come last.
+      for (const tuning::Contender& c : s.tuning.contenders) {
+        if (c.name.find("_pfirst") != std::string::npos) continue;
+        INFO(c.name);
+        CHECK(c.time_us[0] > chosen.time_us[0] * gain);
+      }
+    }
+  }
+  SECTION("a100-nvswitch × 4: the NICs bind") {
+    SynthesisRequest request;
+    request.collective = ir::Collective::ReduceScatter;
+    std::vector<std::string> rejected;
+    for (const tuning::Candidate& k :
+         synthesized_candidates(topology("a100-nvswitch", 4), request, rejected)) {
+      INFO(k.name);
+      CHECK(k.name.find("_pfirst") == std::string::npos);
+      CHECK(k.name.find("_lead") == std::string::npos);
     }
   }
 }
@@ -464,6 +510,46 @@ TEST_CASE("A tree sketch hands each piece on only from a rank that holds it") {
         }
         CHECK(std::count(holds.begin(), holds.end(), true) == t.ranks());
       }
+    }
+  }
+}
+
+// Route::partials_first: backwards, the root reduces what its rail peers send across the network
+// before its own node's contributions to the piece (the others keep the tree's order: the
+// network's partial last); TreeShape::partial_chain_channels puts the other nodes' chains on
+// twice the channels of the root's own.
+TEST_CASE("Partials first, the root takes the network's partial before its node's") {
+  const predict::Topology t = topology("a100-nvswitch", 2, 2);
+  TreeShape shape{Within::Direct, Across::Direct, 4, 0, 64};
+  shape.split_by_node = true;
+  shape.direct_channels = 2;
+  shape.partial_chain_channels = 2;
+  shape.partials_first = 1;
+  const Sketch s = tree_sketch(t, ir::Collective::ReduceScatter, NodePlan{}, shape);
+  INFO(s.name);
+  CHECK(s.name.find("_lead_pfirst") != std::string::npos);
+  CHECK(s.channels == 2 + 4);
+  const dsl::Program p = to_program(s, dsl::Options{}, /*in_place=*/false);
+  const int gpus = t.gpus_per_node();
+  for (const Route& r : s.routes) {
+    CHECK(r.partials_first == (r.piece == 3));
+    // The reductions into the root's piece, in program order: which node each came from.
+    std::vector<bool> across;
+    for (const dsl::Operation& op : p.operations()) {
+      if (op.kind == dsl::OperationKind::Reduce && op.dst.rank == r.root &&
+          op.dst.buffer == dsl::output && op.dst.index == r.piece) {
+        across.push_back(op.src.rank / gpus != r.root / gpus);
+      }
+    }
+    INFO("root " << r.root << ", piece " << r.piece);
+    REQUIRE(across.size() == 2);  // its node's other GPU and its rail peer
+    CHECK(across.front() == r.partials_first);
+    CHECK(across.back() == !r.partials_first);
+    // The other node's chain runs on channels 2..5, its pieces taking turns.
+    for (const Hop& h : r.hops) {
+      if (h.from / gpus == r.root / gpus || h.from / gpus != h.to / gpus) continue;
+      CHECK(h.channel == 2 + r.piece % 4);
+      CHECK_FALSE(h.in_root_node);
     }
   }
 }

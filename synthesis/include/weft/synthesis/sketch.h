@@ -17,6 +17,7 @@ struct Hop {
   int from = 0;
   int to = 0;
   int channel = 0;
+  bool in_root_node = false;  // between two GPUs of the root's node (Route::partials_first)
 };
 
 // Where one piece travels.
@@ -32,6 +33,11 @@ struct Route {
   int piece = 0;
   int count = 1;  // pieces piece .. piece + count - 1 travel together (not for alltoall)
   std::vector<Hop> hops;
+  // Backwards (reducescatter, allreduce's scatter): the root takes what the other nodes reduced
+  // before its own node's contributions, not after. Its node's chain for the piece then waits
+  // for the network, and nothing waits for the network after that chain: where the links within
+  // the node bind, the node spends the last partials' network hop on its own chains.
+  bool partials_first = false;
 };
 
 struct Sketch {

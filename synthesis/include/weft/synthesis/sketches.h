@@ -68,6 +68,13 @@ struct TreeShape {
   // share a channel follow one another through its threadblocks, so that a node forwards the
   // first while the next still crosses the network (a pipeline within one tile).
   int direct_channels = 0;
+  // Split by node, backwards: the chains whose partial then crosses the network take this many
+  // times the root's node's channels, so that they run ahead of the root's own chains (which
+  // the network does not wait for).
+  int partial_chain_channels = 1;
+  // Backwards across nodes: the last this-many pieces of every root take their partials from
+  // the network before their own node's contributions (Route::partials_first).
+  int partials_first = 0;
 };
 
 // Allgather, reducescatter or allreduce on trees of this shape, within nodes along the plan's
