@@ -26,29 +26,47 @@ double floor_time_us(const ProtocolFloor& f, double transfer_us) {
 double Bound::time_us(std::uint64_t bytes) const {
   if (floors.empty()) return transfer_us(bytes);
   double best = std::numeric_limits<double>::infinity();
-  for (const ProtocolFloor& f : floors) best = std::min(best, floor_time_us(f, transfer_us(bytes)));
+  for (const ProtocolFloor& f : floors) best = std::min(best, time_us(bytes, f.protocol));
   return best;
 }
 
 double Bound::time_us(std::uint64_t bytes, ir::Protocol protocol) const {
+  double time = transfer_us(bytes);
   for (const ProtocolFloor& f : floors) {
-    if (f.protocol == protocol) return floor_time_us(f, transfer_us(bytes));
+    if (f.protocol == protocol) time = floor_time_us(f, transfer_us(bytes));
   }
-  return transfer_us(bytes);
+  if (node) {
+    const double over_node = static_cast<double>(bytes) / (node->algbw_gbs * 1e3);
+    for (const ProtocolFloor& f : node->floors) {
+      if (f.protocol == protocol) time = std::max(time, floor_time_us(f, over_node));
+    }
+  }
+  return time;
 }
 
 double Bound::latency_us(std::uint64_t bytes) const {
   const double time = time_us(bytes);
   for (const ProtocolFloor& f : floors) {
-    if (floor_time_us(f, transfer_us(bytes)) == time) return f.latency_us;
+    if (time_us(bytes, f.protocol) == time) return time - transfer_us(bytes) / f.efficiency;
   }
   return 0;
+}
+
+double Cut::min_latency_us() const {
+  double least = floors.empty() ? 0 : std::numeric_limits<double>::infinity();
+  for (const ProtocolFloor& f : floors) least = std::min(least, f.latency_us);
+  return least;
 }
 
 double Bound::min_latency_us() const {
   double least = floors.empty() ? 0 : std::numeric_limits<double>::infinity();
   for (const ProtocolFloor& f : floors) least = std::min(least, f.latency_us);
   return least;
+}
+
+const Cut* Bound::slower_hop_cut() const {
+  if (!node || node->cut == cut || !(node->min_latency_us() > min_latency_us())) return nullptr;
+  return &*node;
 }
 
 namespace {
@@ -419,6 +437,52 @@ std::vector<ProtocolFloor> floors(const predict::Topology& topology, const Group
   return out;
 }
 
+// Across nodes, the cut around node 0: what `collective` moves over it, per byte of M, over its
+// max-flow, as an algbw (the same arguments as the binding cut's, for that one set), with floors
+// whose hop is the network's. Nothing on one node.
+std::optional<Cut> node_cut(const predict::Topology& topology, ir::Collective collective) {
+  const int n = topology.ranks();
+  const int gpus = topology.gpus_per_node();
+  const int nodes = topology.nodes();
+  if (nodes < 2) return std::nullopt;
+  std::vector<bool> node0(static_cast<std::size_t>(n), false);
+  for (int r = 0; r < gpus; ++r) node0[static_cast<std::size_t>(r)] = true;
+  FlowGraph into_graph(topology, false);
+  FlowGraph out_graph(topology, true);
+  const double into = flow_into(into_graph, node0);
+  const double out_of = flow_into(out_graph, node0);
+  if (!(into > 0) || !(out_of > 0)) return std::nullopt;    // the binding cut has said why
+  const double others = static_cast<double>(n - gpus) / n;  // of M, per node
+  double cost = 0;                                          // seconds per GB of M
+  bool reversed = false;
+  switch (collective) {
+    case ir::Collective::AllGather:  // the node takes in the blocks it lacks
+      cost = others / into;
+      break;
+    case ir::Collective::ReduceScatter:  // and sends out what the others' blocks need of it
+      cost = others / out_of;
+      reversed = true;
+      break;
+    case ir::Collective::AllReduce: {  // every node takes in and sends out 2 (N - 1) / N of M
+      const double together = 2.0 * (nodes - 1) / nodes;
+      cost = std::max(together / into, together / out_of);
+      reversed = out_of < into;
+      break;
+    }
+    case ir::Collective::AllToAll:  // G (N - G) M / N in and out
+      cost = std::max(gpus * others / into, gpus * others / out_of);
+      reversed = out_of < into;
+      break;
+    default:
+      return std::nullopt;
+  }
+  Cut cut;
+  cut.algbw_gbs = 1 / cost;
+  cut.cut = describe_cut(topology, node0, reversed);
+  cut.floors = floors(topology, set_groups(node0));
+  return cut;
+}
+
 }  // namespace
 
 Bound bandwidth_bound(const predict::Topology& topology, ir::Collective collective) {
@@ -442,25 +506,27 @@ Bound bandwidth_bound(const predict::Topology& topology, ir::Collective collecti
       bound.algbw_gbs = n * rate.per_root_gbs;
       bound.cut = rate.cut;
       bound.floors = floors(topology, rate.groups);
-      return bound;
+      break;
     }
     case ir::Collective::AllReduce: {
       Groups groups;
       bound = allreduce_bound(topology, groups);
       bound.floors = floors(topology, groups);
-      return bound;
+      break;
     }
     case ir::Collective::AllToAll: {
       Groups groups;
       bound = alltoall_bound(topology, groups);
       bound.floors = floors(topology, groups);
-      return bound;
+      break;
     }
     default:
       throw std::invalid_argument(fmt::format(
           "no synthesis for {}: allgather, reducescatter, allreduce and alltoall are synthesized",
           ir::to_string(collective)));
   }
+  bound.node = node_cut(topology, collective);
+  return bound;
 }
 
 }  // namespace weft::synthesis

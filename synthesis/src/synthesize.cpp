@@ -565,6 +565,13 @@ std::string bound_report(const Synthesis& s) {
       "full payload per line. The bound's time is the best protocol's latency plus its transfer; "
       "% of bound is the bound's time over the predicted time.\n\n",
       s.bound.algbw_gbs, s.bound.cut, s.bound.min_latency_us(), simple_latency(s.bound));
+  if (const Cut* node = s.bound.slower_hop_cut()) {
+    out += fmt::format(
+        "Across nodes, {} carry at most {:.1f} GB/s, and their last bytes cross the network "
+        "({:.1f} us at least with its hop): where that takes longer, mostly at mid sizes, it is "
+        "the bound's time.\n\n",
+        node->cut, node->algbw_gbs, node->min_latency_us());
+  }
   if (!s.plan.rings.empty()) {
     out += "Rings within a node (ranks in order, width per direction):\n\n";
     for (const NodeRing& r : s.plan.rings) {

@@ -69,6 +69,39 @@ TEST_CASE("Across eight A100 nodes the NICs into a node bind the allgather") {
   CHECK_THAT(ag.cut, Catch::Contains("into node 0"));
 }
 
+// On four H100 nodes a GPU's NVLink and NIC (450 + 50 GB/s) bind the allgather's bandwidth, but
+// a node's eight NICs (400 GB/s for the 24 blocks of 32 it lacks) carry their bytes almost as
+// fast and their last ones cross the network: from mid sizes the node's cut takes longer, and
+// the bound's time is the longer of the two, in every protocol.
+TEST_CASE("Across nodes a call takes as long as the node's cut with its network hop at least") {
+  const predict::Topology h100 = topology("h100-nvswitch", 4);
+  const Bound ag = bandwidth_bound(h100, ir::Collective::AllGather);
+  CHECK(ag.algbw_gbs == Approx(500.0 * 32 / 31).epsilon(1e-4));
+  REQUIRE(ag.node);
+  CHECK(ag.node->algbw_gbs == Approx(400.0 * 32 / 24).epsilon(1e-4));
+  CHECK_THAT(ag.node->cut, Catch::Contains("into node 0"));
+  const predict::CostParameters& costs = h100.costs();
+  const auto latency = [&](ir::Protocol p, predict::LinkType hop) {
+    return costs.launch_latency_us + costs.protocol(p).call_latency_us +
+           costs.protocol(p).hop_latency_us[static_cast<std::size_t>(hop)];
+  };
+  const std::uint64_t mid = 64ull << 20;
+  const double over_gpu = latency(ir::Protocol::Simple, predict::LinkType::NVLink) +
+                          static_cast<double>(mid) / (ag.algbw_gbs * 1e3);
+  const double over_node = latency(ir::Protocol::Simple, predict::LinkType::Network) +
+                           static_cast<double>(mid) / (ag.node->algbw_gbs * 1e3);
+  REQUIRE(over_node > over_gpu);  // 148.2 against 141.8 us
+  CHECK(ag.time_us(mid, ir::Protocol::Simple) == Approx(over_node));
+  CHECK(ag.time_us(mid) == Approx(over_node));
+  CHECK(ag.latency_us(mid) == Approx(over_node - ag.transfer_us(mid)));
+  // At 1 GB the GPU's links bind again.
+  const std::uint64_t large = 1ull << 30;
+  CHECK(ag.time_us(large) ==
+        Approx(latency(ir::Protocol::Simple, predict::LinkType::NVLink) + ag.transfer_us(large)));
+  // On one node there is no node's cut to count.
+  CHECK_FALSE(bandwidth_bound(topology("h100-nvswitch"), ir::Collective::AllGather).node);
+}
+
 TEST_CASE("Alltoall across two nodes is bound by the NICs: half of every rank's bytes cross") {
   const Bound a2a = bandwidth_bound(topology("a100-nvswitch", 2), ir::Collective::AllToAll);
   // 8 ranks × M / 2 leave a node through 200 GB/s.

@@ -110,6 +110,13 @@ int synthesize(const SynthesizeArgs& args) {
         "that every call pays (launch, call latency, one hop across that cut)\n",
         args.collective, topology->ranks(), topology->name(), bound.algbw_gbs, bound.cut,
         bound.min_latency_us());
+    // The node's cut, where its hop is the slower: it binds mid sizes.
+    if (const synthesis::Cut* node = bound.slower_hop_cut()) {
+      fmt::print(
+          "  and {:.1f} GB/s ({}), after {:.1f} us (one hop across the network): every call "
+          "takes the longer of the two\n",
+          node->algbw_gbs, node->cut, node->min_latency_us());
+    }
     std::fflush(stdout);  // before the minutes a large machine's predictions may take
   } catch (const std::invalid_argument& e) {
     fmt::print(stderr, "weftc synthesize: {}\n", e.what());

@@ -32,9 +32,16 @@
 // carry flags (LL, LL128) moves its bytes at its payload efficiency. The bound's time is the least
 // over the protocols of those latencies plus the transfer; the algbw figure is the transfer's
 // alone, what large calls approach.
+//
+// Across nodes, the cut around a node counts as well where it is not the binding one: its bytes
+// move no slower than the binding cut's, but its last ones cross the network, whose hop costs
+// more (14 us against NVLink's 3.4 for Simple). A call takes at least the later of the two, in
+// the same protocol: on four H100 nodes, an allgather of 64 MB pays 125.8 us over the nodes' NICs
+// and a network hop, 6.4 us more than its 130.2 us over a GPU's NVLink and NIC and an NVLink hop.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,11 +57,24 @@ struct ProtocolFloor {
   double efficiency = 1;  // payload bytes per byte on the links
 };
 
+// A cut: M bytes cross it no faster than M / algbw, and pay its floors besides.
+struct Cut {
+  double algbw_gbs = 0;
+  std::string cut;                    // in words ("the links into node 0")
+  std::vector<ProtocolFloor> floors;  // one per protocol
+
+  // The least latency of any protocol over this cut.
+  double min_latency_us() const;
+};
+
 struct Bound {
   ir::Collective collective = ir::Collective::AllGather;
   double algbw_gbs = 0;               // no schedule moves M bytes faster than M / algbw
   std::string cut;                    // the binding cut, in words ("the links into node 0 gpu 3")
   std::vector<ProtocolFloor> floors;  // one per protocol; none: the transfer alone
+  // Across nodes, where the binding cut is not a node's: the cut around node 0, whose last bytes
+  // cross the network. Its transfer is no slower than the binding cut's, its hop slower.
+  std::optional<Cut> node;
 
   // The bytes' transfer over the binding cut, at full payload efficiency.
   double transfer_us(std::uint64_t bytes) const {
@@ -63,12 +83,16 @@ struct Bound {
   // The least time a call of `bytes` can take: the best protocol's latencies and transfer.
   double time_us(std::uint64_t bytes) const;
   // The least time a call of `bytes` can take in `protocol`: its latencies, and the transfer at
-  // its payload efficiency.
+  // its payload efficiency, over the binding cut or the node's, whichever takes longer.
   double time_us(std::uint64_t bytes, ir::Protocol protocol) const;
-  // The latency of the protocol that gives time_us(bytes).
+  // What time_us(bytes) adds to the binding cut's transfer at its protocol's payload efficiency:
+  // that protocol's latencies, or more where the node's cut takes longer.
   double latency_us(std::uint64_t bytes) const;
   // The least latency of any protocol: what even the smallest call pays.
   double min_latency_us() const;
+  // The node's cut where it may take longer than the binding cut (another cut, a slower hop),
+  // else null: what a report names besides the binding cut.
+  const Cut* slower_hop_cut() const;
 };
 
 // Throws std::invalid_argument for a collective other than allgather, reducescatter, allreduce
