@@ -253,6 +253,18 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
             if (channels >= pieces || channels > most_channels) continue;
             piped.direct_channels = channels;
             out.push_back({tree_sketch(topology, collective, plan, piped), ir::Protocol::Simple});
+            // On three nodes or more, the widest also as a chain of rail peers: every NIC then
+            // takes one origin's pieces at a time, and a node's last arrivals are one origin's
+            // last pieces, which its channels forward side by side. Straight to every rail
+            // peer, each NIC takes all origins' last pieces at once, and a channel forwards
+            // three of them one after another: on four H100 nodes at 64 MB, 95 % of the bound
+            // against 94 %; on eight A100 nodes 98 % against 96 % (and 99 % at 1 GB, against
+            // 97 %).
+            if (topology.nodes() > 2 && channels == direct * 2 && pieces == pipelined) {
+              TreeShape chain = piped;
+              chain.across = Across::Chain;
+              out.push_back({tree_sketch(topology, collective, plan, chain), ir::Protocol::Simple});
+            }
           }
         }
       } else {
