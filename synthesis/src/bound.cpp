@@ -21,6 +21,13 @@ double floor_time_us(const ProtocolFloor& f, double transfer_us) {
   return f.latency_us + transfer_us / f.efficiency;
 }
 
+// The least latency of any protocol (0 where there are none).
+double least_latency_us(const std::vector<ProtocolFloor>& floors) {
+  double least = floors.empty() ? 0 : std::numeric_limits<double>::infinity();
+  for (const ProtocolFloor& f : floors) least = std::min(least, f.latency_us);
+  return least;
+}
+
 }  // namespace
 
 double Bound::time_us(std::uint64_t bytes) const {
@@ -53,15 +60,11 @@ double Bound::latency_us(std::uint64_t bytes) const {
 }
 
 double Cut::min_latency_us() const {
-  double least = floors.empty() ? 0 : std::numeric_limits<double>::infinity();
-  for (const ProtocolFloor& f : floors) least = std::min(least, f.latency_us);
-  return least;
+  return least_latency_us(floors);
 }
 
 double Bound::min_latency_us() const {
-  double least = floors.empty() ? 0 : std::numeric_limits<double>::infinity();
-  for (const ProtocolFloor& f : floors) least = std::min(least, f.latency_us);
-  return least;
+  return least_latency_us(floors);
 }
 
 const Cut* Bound::slower_hop_cut() const {
