@@ -144,8 +144,7 @@ struct TreeRate {
 // The largest rate x at which every rank can send its block to all others at once: for every
 // GPU v, the max-flow from a source feeding each GPU at x into v must be N·x (every set holding v
 // takes in x per rank outside it). Bisection on x to a relative 1e-5.
-TreeRate tree_rate(const predict::Topology& topology, bool reversed) {
-  FlowGraph graph(topology, reversed);
+TreeRate tree_rate(const predict::Topology& topology, FlowGraph& graph, bool reversed) {
   const int n = topology.ranks();
   std::vector<int> order = representative_ranks(topology);
   double hi = std::numeric_limits<double>::infinity();
@@ -289,7 +288,8 @@ std::vector<std::vector<bool>> node_sets(const predict::Topology& topology) {
 
 // Alltoall: a set S of s GPUs takes s (N - s) M / N bytes in and sends as many out; the time is
 // at least that over the max-flow into (out of) S, for the sets tried.
-Bound alltoall_bound(const predict::Topology& topology, Groups& groups) {
+Bound alltoall_bound(const predict::Topology& topology, FlowGraph& in, FlowGraph& out,
+                     Groups& groups) {
   const int n = topology.ranks();
   std::vector<std::vector<bool>> sets;
   for (int r : representative_ranks(topology)) {
@@ -310,7 +310,7 @@ Bound alltoall_bound(const predict::Topology& topology, Groups& groups) {
   bound.collective = ir::Collective::AllToAll;
   double worst = 0;  // µs per byte of M... as seconds per GB: s (N - s) / (N · flow)
   for (const bool reversed : {false, true}) {
-    FlowGraph graph(topology, reversed);
+    FlowGraph& graph = reversed ? out : in;
     for (const std::vector<bool>& s : sets) {
       const int inside = static_cast<int>(std::count(s.begin(), s.end(), true));
       const double flow = flow_into(graph, s);
@@ -348,7 +348,8 @@ double flow_into(FlowGraph& graph, const std::vector<bool>& inside) {
 // (the others' partial sum) and sends M out. On a symmetric machine this is the reduce-scatter plus
 // allgather bound; where links are uneven it is lower, because a weak GPU need not take its full
 // share (a leaf of every tree takes M in and sends M out).
-Bound allreduce_bound(const predict::Topology& topology, Groups& groups) {
+Bound allreduce_bound(const predict::Topology& topology, FlowGraph& in, FlowGraph& out,
+                      Groups& groups) {
   const int n = topology.ranks();
   const int nodes = topology.nodes();
   const std::vector<int> ranks = representative_ranks(topology);
@@ -368,9 +369,6 @@ Bound allreduce_bound(const predict::Topology& topology, Groups& groups) {
     each_gpu[static_cast<std::size_t>(r)] = r;
     each_node[static_cast<std::size_t>(r)] = r / topology.gpus_per_node();
   }
-  // Built once each: building walks every route between two GPUs.
-  FlowGraph in(topology, false);
-  FlowGraph out(topology, true);
   for (const bool reversed : {false, true}) {
     FlowGraph& graph = reversed ? out : in;
     const char* way = reversed ? "out of" : "into";
@@ -442,19 +440,21 @@ std::vector<ProtocolFloor> floors(const predict::Topology& topology, const Group
 
 // Across nodes, the cut around node 0: what `collective` moves over it, per byte of M, over its
 // max-flow, as an algbw (the same arguments as the binding cut's, for that one set), with floors
-// whose hop is the network's. Nothing on one node.
-std::optional<Cut> node_cut(const predict::Topology& topology, ir::Collective collective) {
+// whose hop is the network's. Nothing on one node. `in` and `out` are the links as the binding
+// cut's search had them, null where the collective does not take that way.
+std::optional<Cut> node_cut(const predict::Topology& topology, ir::Collective collective,
+                            FlowGraph* in, FlowGraph* out) {
   const int n = topology.ranks();
   const int gpus = topology.gpus_per_node();
   const int nodes = topology.nodes();
   if (nodes < 2) return std::nullopt;
   std::vector<bool> node0(static_cast<std::size_t>(n), false);
   for (int r = 0; r < gpus; ++r) node0[static_cast<std::size_t>(r)] = true;
-  FlowGraph into_graph(topology, false);
-  FlowGraph out_graph(topology, true);
-  const double into = flow_into(into_graph, node0);
-  const double out_of = flow_into(out_graph, node0);
-  if (!(into > 0) || !(out_of > 0)) return std::nullopt;    // the binding cut has said why
+  const double into = in ? flow_into(*in, node0) : 0;
+  const double out_of = out ? flow_into(*out, node0) : 0;
+  if ((in && !(into > 0)) || (out && !(out_of > 0))) {
+    return std::nullopt;  // the binding cut has said why
+  }
   const double others = static_cast<double>(n - gpus) / n;  // of M, per node
   double cost = 0;                                          // seconds per GB of M
   bool reversed = false;
@@ -499,36 +499,35 @@ Bound bandwidth_bound(const predict::Topology& topology, ir::Collective collecti
         "topology '{}' emulates its ranks on one GPU: there are no links to synthesize for",
         topology.name()));
   }
+  if (collective != ir::Collective::AllGather && collective != ir::Collective::ReduceScatter &&
+      collective != ir::Collective::AllReduce && collective != ir::Collective::AllToAll) {
+    throw std::invalid_argument(fmt::format(
+        "no synthesis for {}: allgather, reducescatter, allreduce and alltoall are synthesized",
+        ir::to_string(collective)));
+  }
   const int n = topology.ranks();
+  // The links each way the collective takes, built once for the binding cut and the node's:
+  // building one walks every route between two GPUs.
+  std::optional<FlowGraph> in;
+  std::optional<FlowGraph> out;
+  if (collective != ir::Collective::ReduceScatter) in.emplace(topology, false);
+  if (collective != ir::Collective::AllGather) out.emplace(topology, true);
   Bound bound;
   bound.collective = collective;
-  switch (collective) {
-    case ir::Collective::AllGather:
-    case ir::Collective::ReduceScatter: {
-      const TreeRate rate = tree_rate(topology, collective == ir::Collective::ReduceScatter);
-      bound.algbw_gbs = n * rate.per_root_gbs;
-      bound.cut = rate.cut;
-      bound.floors = floors(topology, rate.groups);
-      break;
-    }
-    case ir::Collective::AllReduce: {
-      Groups groups;
-      bound = allreduce_bound(topology, groups);
-      bound.floors = floors(topology, groups);
-      break;
-    }
-    case ir::Collective::AllToAll: {
-      Groups groups;
-      bound = alltoall_bound(topology, groups);
-      bound.floors = floors(topology, groups);
-      break;
-    }
-    default:
-      throw std::invalid_argument(fmt::format(
-          "no synthesis for {}: allgather, reducescatter, allreduce and alltoall are synthesized",
-          ir::to_string(collective)));
+  Groups groups;
+  if (collective == ir::Collective::AllGather || collective == ir::Collective::ReduceScatter) {
+    const bool reversed = collective == ir::Collective::ReduceScatter;
+    const TreeRate rate = tree_rate(topology, reversed ? *out : *in, reversed);
+    bound.algbw_gbs = n * rate.per_root_gbs;
+    bound.cut = rate.cut;
+    groups = rate.groups;
+  } else if (collective == ir::Collective::AllReduce) {
+    bound = allreduce_bound(topology, *in, *out, groups);
+  } else {
+    bound = alltoall_bound(topology, *in, *out, groups);
   }
-  bound.node = node_cut(topology, collective);
+  bound.floors = floors(topology, groups);
+  bound.node = node_cut(topology, collective, in ? &*in : nullptr, out ? &*out : nullptr);
   return bound;
 }
 
