@@ -330,16 +330,28 @@ TEST_CASE("A simulator asked size after size predicts each as a fresh one does")
   std::size_t extended = 0;
   // Sizes in no order, one twice, and calls of other shapes between them (a deeper FIFO,
   // smaller tiles): each must get its own tiles' makespans, never another shape's.
+  // With 16 tiles simulated, a call of exactly 16 full tiles runs what a longer call's first
+  // run does, and one a tile short of that (or with a short last tile) does not.
   struct Call {
     std::uint64_t bytes;
     int fifo_depth;
     std::size_t max_tile_bytes;
+    int max_tiles = 64;
   };
+  predict::SimulationOptions large;
+  large.bytes = 64ull << 20;
+  const predict::SimulationResult probe = reused.run(large);
+  REQUIRE(probe.ok());
+  const std::uint64_t tile_call = probe.tile_elements * 4 * 8;  // 8 ranks' chunks of one tile
   for (const Call call :
        {Call{64ull << 20, 0, 0}, Call{16ull << 20, 0, 0}, Call{128ull << 20, 2, 0},
-        Call{64ull << 20, 0, 0}, Call{256ull << 20, 0, 8192}, Call{128ull << 20, 0, 0}}) {
+        Call{64ull << 20, 0, 0}, Call{256ull << 20, 0, 8192}, Call{128ull << 20, 0, 0},
+        Call{16 * tile_call, 0, 0, 16}, Call{64 * tile_call, 0, 0, 16},
+        Call{15 * tile_call, 0, 0, 16}, Call{16 * tile_call - 8 * 64, 0, 0, 16},
+        Call{40 * tile_call, 0, 0, 16}}) {
     predict::SimulationOptions options;
     options.bytes = call.bytes;
+    options.max_tiles = call.max_tiles;
     if (call.fifo_depth > 0) options.runtime.ll.fifo_depth = call.fifo_depth;
     options.runtime.max_tile_bytes = call.max_tile_bytes;
     const predict::SimulationResult again = reused.run(options);

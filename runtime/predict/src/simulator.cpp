@@ -80,24 +80,25 @@ double send_latency_us(const Topology& topology, const ProtocolCosts& costs, int
 
 }  // namespace
 
-// A call of more tiles than are simulated runs the same simulated tiles whatever its size: full
-// tiles of the protocol's slot. Their two makespans (all simulated tiles, and half of them) are
-// kept per shape, so that a sweep of sizes (tune's, synthesize's) simulates them once, not once
-// per size past the point where calls outgrow the simulated tiles.
-struct SteadyState {
+// What one run of the first tiles of a call depends on besides the algorithm and the machine:
+// the tiles' shape and the FIFO depth, not the call's size. A call of more tiles than are
+// simulated runs the same full tiles of the protocol's slot whatever its size, and so does a call
+// of exactly that many full tiles (256 MB's run of 16 tiles is 64 MB's whole call where both cut
+// full tiles of one size). Every run's makespan is kept by its shape, so that a sweep of sizes
+// (the compiler's judge, tune's, synthesize's) simulates each shape once, not once per size.
+struct TileRun {
   bool in_place = false;
   std::size_t element_bytes = 0;
   std::size_t tile_elements = 0;
-  std::size_t simulated = 0;
+  std::size_t tiles = 0;     // simulated
+  std::size_t elements = 0;  // in those tiles (the last may be short)
   int fifo_depth = 0;
   double makespan_us = 0;
-  double half_makespan_us = 0;
-  std::size_t half_tiles = 0;
   std::uint64_t step_executions = 0;
-  bool same_shape(const SteadyState& other) const {
+  bool same_shape(const TileRun& other) const {
     return in_place == other.in_place && element_bytes == other.element_bytes &&
-           tile_elements == other.tile_elements && simulated == other.simulated &&
-           fifo_depth == other.fifo_depth;
+           tile_elements == other.tile_elements && tiles == other.tiles &&
+           elements == other.elements && fifo_depth == other.fifo_depth;
   }
 };
 
@@ -109,8 +110,8 @@ struct Simulator::State {
   std::string error;
   int max_count = 1;
   int max_steps = 1;
-  mutable std::mutex steady_mutex;  // run() is const: callers may share a simulator across threads
-  mutable std::vector<SteadyState> steady;
+  mutable std::mutex runs_mutex;  // run() is const: callers may share a simulator across threads
+  mutable std::vector<TileRun> runs;
 };
 
 Simulator::Simulator(const ir::Algorithm& algorithm, const Topology& topology)
@@ -588,58 +589,59 @@ SimulationResult Simulator::run(const SimulationOptions& options) const {
   const std::size_t simulated =
       static_cast<std::size_t>(Run::simulated_tiles(call.value(), options));
   const bool extended = call->tiles > simulated && simulated >= 4;
-  SteadyState shape_key;
-  shape_key.in_place = shape.in_place;
-  shape_key.element_bytes = element_bytes;
-  shape_key.tile_elements = call->tile_elements;
-  shape_key.simulated = simulated;
-  shape_key.fifo_depth = result.fifo_depth;
-  std::optional<SteadyState> steady;
-  if (extended && !options.record) {
-    const std::lock_guard lock(s.steady_mutex);
-    for (const SteadyState& known : s.steady) {
-      if (known.same_shape(shape_key)) steady = known;
+  // The first `tiles` tiles of the call, simulated or kept from a run of the same shape (nothing
+  // is kept or looked up while recording: the records are the point). The records, if any, and an
+  // error go to `into`.
+  const auto run_tiles = [&](std::size_t tiles, bool record,
+                             SimulationResult& into) -> std::optional<TileRun> {
+    TileRun key;
+    key.in_place = shape.in_place;
+    key.element_bytes = element_bytes;
+    key.tile_elements = call->tile_elements;
+    key.tiles = tiles;
+    key.elements = std::min(call->chunk_elements, tiles * call->tile_elements);
+    key.fifo_depth = result.fifo_depth;
+    if (!record) {
+      const std::lock_guard lock(s.runs_mutex);
+      for (const TileRun& known : s.runs) {
+        if (known.same_shape(key)) return known;
+      }
     }
-  }
-  if (!steady) {
-    Run run(algo, *s.topology, s.plan, layout, call.value(), options, result);
+    SimulationOptions these = options;
+    these.record = record;
+    these.max_tiles = static_cast<int>(tiles);
+    Run run(algo, *s.topology, s.plan, layout, call.value(), these, into);
     run.run();
-    if (!result.ok()) return result;
-    steady = shape_key;
-    steady->makespan_us = run.makespan_us();
-    steady->step_executions = result.step_executions;
-    // A call of more tiles than were simulated is a pipeline in steady state between its fill
-    // and its drain. Its period is taken from a second run of half the tiles: both runs fill and
-    // drain alike, so the difference of their makespans is the steady state's. (The period
-    // between the last simulated tiles' completions is not: those tiles drain with no later tile
-    // competing for the links, which made 1 GB alltoalls beat the network's cut.)
-    if (extended) {
-      SimulationOptions shorter = options;
-      shorter.record = false;
-      shorter.max_tiles = static_cast<int>(simulated / 2);
-      SimulationResult half;
-      Run half_run(algo, *s.topology, s.plan, layout, call.value(), shorter, half);
-      half_run.run();
-      if (!half.ok()) {
-        result.error = half.error;
-        return result;
-      }
-      steady->half_makespan_us = half_run.makespan_us();
-      steady->half_tiles = half.simulated_tiles;
-      if (!options.record) {
-        const std::lock_guard lock(s.steady_mutex);
-        s.steady.push_back(*steady);
-      }
+    if (!into.ok()) return std::nullopt;
+    key.makespan_us = run.makespan_us();
+    key.step_executions = into.step_executions;
+    if (!record) {
+      const std::lock_guard lock(s.runs_mutex);
+      s.runs.push_back(key);
     }
-  }
+    return key;
+  };
+  const std::optional<TileRun> full = run_tiles(simulated, options.record, result);
+  if (!full) return result;
   result.simulated_tiles = simulated;
-  result.step_executions = steady->step_executions;
+  result.step_executions = full->step_executions;
   result.time_us = s.topology->costs().launch_latency_us +
-                   s.topology->costs().protocol(algo.protocol).call_latency_us +
-                   steady->makespan_us;
+                   s.topology->costs().protocol(algo.protocol).call_latency_us + full->makespan_us;
+  // A call of more tiles than were simulated is a pipeline in steady state between its fill and
+  // its drain. Its period is taken from a second run of half the tiles: both runs fill and drain
+  // alike, so the difference of their makespans is the steady state's. (The period between the
+  // last simulated tiles' completions is not: those tiles drain with no later tile competing for
+  // the links, which made 1 GB alltoalls beat the network's cut.)
   if (extended) {
-    const double period = std::max(0.0, (steady->makespan_us - steady->half_makespan_us) /
-                                            static_cast<double>(simulated - steady->half_tiles));
+    const std::size_t half_tiles = simulated / 2;
+    SimulationResult half_result;
+    const std::optional<TileRun> half = run_tiles(half_tiles, false, half_result);
+    if (!half) {
+      result.error = half_result.error;
+      return result;
+    }
+    const double period = std::max(
+        0.0, (full->makespan_us - half->makespan_us) / static_cast<double>(simulated - half_tiles));
     result.time_us += period * static_cast<double>(call->tiles - simulated);
   }
   result.algbw_gbs = static_cast<double>(options.bytes) / (result.time_us * 1e3);

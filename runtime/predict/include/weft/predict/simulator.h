@@ -90,10 +90,11 @@ class Simulator {
   // Non-empty when the algorithm cannot be simulated on this topology at all (rank counts
   // differ, an IR the executor refuses); run() then returns it as its error.
   const std::string& error() const;
-  // Safe to call from several threads. A simulator keeps the makespans of the tiles it simulated
-  // for calls that outgrow them (max_tiles): a later call of the same shape (tile size, FIFO
-  // depth, mode) and any larger size reuses them, so a sweep of sizes costs one simulation of
-  // its large calls, not one per size.
+  // Safe to call from several threads. A simulator keeps the makespan of every run of tiles it
+  // made (not recording) by the run's shape (tile size, the elements in its tiles, FIFO depth,
+  // mode): a later call that runs the same tiles reuses it. Calls that outgrow max_tiles all run
+  // the same full tiles, as does a call of exactly that many, so a sweep of sizes costs one
+  // simulation of its large calls, not one per size.
   SimulationResult run(const SimulationOptions& options) const;
   // A lower bound on run(options).time_us, found without simulating (0 where run would refuse
   // the call): a connection's FIFO holds D messages, and a message leaves it no sooner than one
