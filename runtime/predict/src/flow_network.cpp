@@ -68,15 +68,17 @@ int FlowNetwork::bundle_of(std::span<const LinkUse> uses, double cap) {
     key = mix(key, static_cast<std::uint64_t>(static_cast<std::uint32_t>(use.link)));
     key = mix(key, bits_of(use.weight));
   }
-  const auto [first, last] = bundle_index_.equal_range(key);
-  for (auto it = first; it != last; ++it) {
-    const Bundle& bundle = bundles_[static_cast<std::size_t>(it->second)];
-    if (bundle.cap != cap || bundle.uses.size() != uses.size()) continue;
-    bool same = true;
-    for (std::size_t k = 0; k < uses.size() && same; ++k) {
-      same = bundle.uses[k].link == uses[k].link && bundle.uses[k].weight == uses[k].weight;
+  if (!index_slots_.empty()) {
+    for (int at = index_slots_[slot_of(key)]; at >= 0;
+         at = bundles_[static_cast<std::size_t>(at)].next_same_slot) {
+      const Bundle& bundle = bundles_[static_cast<std::size_t>(at)];
+      if (bundle.key != key || bundle.cap != cap || bundle.uses.size() != uses.size()) continue;
+      bool same = true;
+      for (std::size_t k = 0; k < uses.size() && same; ++k) {
+        same = bundle.uses[k].link == uses[k].link && bundle.uses[k].weight == uses[k].weight;
+      }
+      if (same) return at;
     }
-    if (same) return it->second;
   }
   int id = 0;
   if (free_bundles_.empty()) {
@@ -105,8 +107,38 @@ int FlowNetwork::bundle_of(std::span<const LinkUse> uses, double cap) {
     bundle.slots[k] = members_[l].size();
     members_[l].push_back({id, uses[k].weight, 0, 0});
   }
-  bundle_index_.emplace(key, id);
+  index_insert(id);
   return id;
+}
+
+void FlowNetwork::index_insert(int id) {
+  if (indexed_ + 1 > index_slots_.size() / 2) {
+    // Half full at most: twice the slots, and every running bundle chained again.
+    index_slots_.assign(std::max<std::size_t>(64, index_slots_.size() * 2), -1);
+    for (std::size_t b = 0; b < bundles_.size(); ++b) {
+      Bundle& running = bundles_[b];
+      if (!running.indexed) continue;
+      int& head = index_slots_[slot_of(running.key)];
+      running.next_same_slot = head;
+      head = static_cast<int>(b);
+    }
+  }
+  Bundle& bundle = bundles_[static_cast<std::size_t>(id)];
+  int& head = index_slots_[slot_of(bundle.key)];
+  bundle.next_same_slot = head;
+  bundle.indexed = true;
+  head = id;
+  ++indexed_;
+}
+
+void FlowNetwork::index_erase(int id) {
+  Bundle& bundle = bundles_[static_cast<std::size_t>(id)];
+  int* link = &index_slots_[slot_of(bundle.key)];
+  while (*link != id) link = &bundles_[static_cast<std::size_t>(*link)].next_same_slot;
+  *link = bundle.next_same_slot;
+  bundle.next_same_slot = -1;
+  bundle.indexed = false;
+  --indexed_;
 }
 
 void FlowNetwork::drop_bundle(int id) {
@@ -127,13 +159,7 @@ void FlowNetwork::drop_bundle(int id) {
       }
     }
   }
-  const auto [first, last] = bundle_index_.equal_range(bundle.key);
-  for (auto it = first; it != last; ++it) {
-    if (it->second == id) {
-      bundle_index_.erase(it);
-      break;
-    }
-  }
+  index_erase(id);
   bundle.uses.clear();
   free_bundles_.push_back(id);
 }
