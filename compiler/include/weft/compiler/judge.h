@@ -44,8 +44,10 @@ struct JudgeOptions {
   std::uint64_t max_steps = 8000;
   // Tiles a prediction simulates one by one before it extends the pipeline's steady state
   // (predict::SimulationOptions::max_tiles): fewer than `weftc simulate`'s 64, since a judgement
-  // needs the order of candidates, and the period of a pipeline shows within a few tiles.
-  int max_tiles = 16;
+  // needs the order of candidates, and the period of a pipeline shows within a few tiles. What a
+  // judgement costs goes with the tiles simulated: 8 made all-pairs allreduce's at 16 ranks a
+  // third of what 16 did, and scripts/bench-schedule.sh's verdicts against msccl-tools held.
+  int max_tiles = 8;
   Incumbent incumbent = Incumbent::Weft;
 };
 
