@@ -340,6 +340,85 @@ double flow_into(FlowGraph& graph, const std::vector<bool>& inside) {
   return graph.max_flow();
 }
 
+// One node of at most this many GPUs has every grouping of them checked for allreduce: 2^G
+// max-flows each way, then every partition of the GPUs (Bell(10) = 115,975 sums at 10 GPUs).
+constexpr int kEveryPartitionGpus = 10;
+
+// "the links into 4 groups of GPUs, together ({0, 1} {2} {3, 5} {4})".
+std::string describe_groups(const Groups& groups, int count, bool reversed) {
+  std::string list;
+  for (int g = 0; g < count; ++g) {
+    std::string members;
+    for (std::size_t r = 0; r < groups.size(); ++r) {
+      if (groups[r] == g) members += fmt::format("{}{}", members.empty() ? "" : ", ", r);
+    }
+    list += fmt::format("{}{{{}}}", g ? " " : "", members);
+  }
+  return fmt::format("the links {} {} groups of GPUs, together ({})", reversed ? "out of" : "into",
+                     count, list);
+}
+
+// Every partition of one node's GPUs into k groups: the groups take in (send out) 2 (k - 1) M
+// through the sum of their max-flows in (out). Single GPUs and two groups are the partitions the
+// bound checked before; between them, a weak GPU's links can bind only with its neighbours as a
+// group (a DGX-1's six GPUs, whose trees packed both ways reach this bound and not the one of
+// single GPUs: Nash-Williams and Tutte's partition condition, on these links).
+template <typename Consider>
+void every_partition(const predict::Topology& topology, FlowGraph& in, FlowGraph& out,
+                     Consider& consider) {
+  const int n = topology.ranks();
+  const unsigned full = (1U << n) - 1;
+  // Max-flows into and out of every set short of the node (indexed by the set's bits).
+  std::vector<double> into(full, 0);
+  std::vector<double> out_of(full, 0);
+  for (unsigned mask = 1; mask < full; ++mask) {
+    std::vector<bool> s(static_cast<std::size_t>(n), false);
+    for (int r = 0; r < n; ++r) s[static_cast<std::size_t>(r)] = (mask >> r & 1U) != 0;
+    into[mask] = flow_into(in, s);
+    out_of[mask] = flow_into(out, s);
+  }
+  // Partitions as restricted growth strings: rank r's group is at most one more than the highest
+  // group of the ranks before it.
+  std::vector<int> group(static_cast<std::size_t>(n), 0);
+  std::vector<unsigned> members(static_cast<std::size_t>(n), 0);
+  double worst = 0;
+  Groups worst_groups;
+  int worst_count = 0;
+  bool worst_reversed = false;
+  const auto visit = [&](int count) {
+    double sum_in = 0;
+    double sum_out = 0;
+    for (int g = 0; g < count; ++g) {
+      sum_in += into[members[static_cast<std::size_t>(g)]];
+      sum_out += out_of[members[static_cast<std::size_t>(g)]];
+    }
+    const double cost = 2.0 * (count - 1) / std::min(sum_in, sum_out);
+    if (cost > worst) {
+      worst = cost;
+      worst_groups.assign(group.begin(), group.end());
+      worst_count = count;
+      worst_reversed = sum_out < sum_in;
+    }
+  };
+  // Depth-first over the ranks; `count` groups so far.
+  const auto place = [&](const auto& self, int r, int count) -> void {
+    if (r == n) {
+      if (count >= 2) visit(count);
+      return;
+    }
+    for (int g = 0; g <= count && g < n; ++g) {
+      group[static_cast<std::size_t>(r)] = g;
+      members[static_cast<std::size_t>(g)] |= 1U << r;
+      self(self, r + 1, std::max(count, g + 1));
+      members[static_cast<std::size_t>(g)] &= ~(1U << r);
+    }
+  };
+  place(place, 0, 0);
+  if (worst > 0) {
+    consider(worst, describe_groups(worst_groups, worst_count, worst_reversed), worst_groups);
+  }
+}
+
 // Allreduce (Patarasuk and Yuan's argument, per grouping of the GPUs): with the GPUs in k groups,
 // every element's k partial values must cross between groups k - 1 times to be reduced and its
 // sum k - 1 times to reach every group, so the groups together take in 2 (k - 1) M bytes at least,
@@ -402,6 +481,9 @@ Bound allreduce_bound(const predict::Topology& topology, FlowGraph& in, FlowGrap
     const double out_of = flow_into(out, s);
     consider(2 / (into + out_of), fmt::format("{}, both ways", describe_cut(topology, s, false)),
              set_groups(s));
+  }
+  if (nodes == 1 && n <= kEveryPartitionGpus) {
+    every_partition(topology, in, out, consider);
   }
   bound.algbw_gbs = 1 / worst;
   return bound;

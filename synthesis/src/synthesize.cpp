@@ -193,7 +193,7 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
       // Allreduce sends every piece both ways along its path (reduced towards its origin, then
       // back out): lanes placed for the load both ways, from paths packed for it, balance the
       // links the gather's lanes alone leave uneven (a DGX-1 with an NVLink down: 97 % of the
-      // bound at 1 GB, against 88 %; 6 of its GPUs: 77 %, against 66 %).
+      // bound at 1 GB, against 88 %; 6 of its GPUs: 87 % of the grouping bound, against 74 %).
       if (collective == ir::Collective::AllReduce) {
         NodePlan both;
         both.paths = equal_lanes(topology, node0, pack_paths(topology, node0, 8, true), pieces,

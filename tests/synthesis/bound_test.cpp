@@ -152,6 +152,23 @@ TEST_CASE("A DGX-1's alltoall is bound by the NVLinks between its two quads of G
   CHECK(degraded.algbw_gbs == Approx(75.0).epsilon(1e-4));
 }
 
+// On 6 of a DGX-1's GPUs (ranks 0-5), GPUs 4 and 5 reach the quad 0-3 by one 50 GB/s NVLink
+// each (4-0, 5-1) and each other by 25 GB/s. In three groups, the quad, GPU 4 and GPU 5, every
+// element crosses between groups 2 (3 - 1) times, through 100 + 75 + 75 GB/s into the groups:
+// M / 62.5 GB/s, where single GPUs allow M / 70 (and spanning trees packed both ways, which cross
+// between the three groups twice each, reach exactly 62.5).
+TEST_CASE("On 6 of a DGX-1's GPUs allreduce is bound by a grouping of them, not single GPUs") {
+  const auto file = test::dgx1_file();
+  if (!file) return;
+  const Bound ar = bandwidth_bound(topology(*file, 1, 6), ir::Collective::AllReduce);
+  CHECK(ar.algbw_gbs == Approx(62.5).epsilon(1e-4));
+  CHECK_THAT(ar.cut,
+             Catch::Contains("3 groups of GPUs") && Catch::Contains("{0, 1, 2, 3} {4} {5}"));
+  // On the whole machine and on it with an NVLink down no grouping binds more than single GPUs.
+  CHECK_THAT(bandwidth_bound(topology(*file), ir::Collective::AllReduce).cut,
+             Catch::Contains("every GPU, together"));
+}
+
 TEST_CASE("Across nodes the allreduce bound is every node's NICs together") {
   const Bound ar = bandwidth_bound(topology("a100-nvswitch", 8), ir::Collective::AllReduce);
   // 64 ranks in 8 nodes: 2 · 7 · M over 8 nodes × 200 GB/s.

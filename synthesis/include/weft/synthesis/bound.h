@@ -13,7 +13,8 @@
 //                  arborescence packing, as ForestColl uses it);
 //   reducescatter  the same on the reversed links (what leaves S);
 //   allreduce      with the GPUs in k groups (single GPUs; nodes; a set of a node's GPUs,
-//                  and the rest), the groups together take
+//                  and the rest; on one node of up to 10 GPUs, every partition of them),
+//                  the groups together take
 //                  in 2 (k - 1) M bytes at least (Patarasuk and Yuan: every element's k partial
 //                  values cross k - 1 times to be reduced, its sum k - 1 times to be spread),
 //                  over the sum of their capacities in (and out); and any one set takes in and
