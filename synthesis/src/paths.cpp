@@ -81,17 +81,83 @@ class CheapestPath {
   std::vector<double> cost_;  // [from * n + to]
 };
 
+// The cheapest spanning tree under symmetric costs (Prim's, O(n²) on the complete graph of
+// hops), rooted at `root`: its ranks in breadth-first order from the root, each after the rank
+// that sends to it (`from`).
+BroadcastPath cheapest_tree(int root, const std::vector<std::vector<double>>& cost) {
+  const auto n = cost.size();
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> reach(n, inf);
+  std::vector<int> parent(n, -1);
+  std::vector<bool> in(n, false);
+  reach[static_cast<std::size_t>(root)] = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    std::size_t v = n;
+    for (std::size_t w = 0; w < n; ++w) {
+      if (!in[w] && (v == n || reach[w] < reach[v])) v = w;
+    }
+    in[v] = true;
+    for (std::size_t w = 0; w < n; ++w) {
+      if (!in[w] && cost[v][w] < reach[w]) {
+        reach[w] = cost[v][w];
+        parent[w] = static_cast<int>(v);
+      }
+    }
+  }
+  BroadcastPath tree;
+  tree.order.push_back(root);
+  tree.from.push_back(-1);
+  for (std::size_t i = 0; i < tree.order.size(); ++i) {
+    for (std::size_t w = 0; w < n; ++w) {
+      if (parent[w] == tree.order[i] && static_cast<int>(w) != root) {
+        tree.order.push_back(static_cast<int>(w));
+        tree.from.push_back(tree.order[i]);
+      }
+    }
+  }
+  return tree;
+}
+
+// A path's order as a BroadcastPath (no `from`).
+BroadcastPath as_path(std::vector<int> order) {
+  BroadcastPath p;
+  p.order = std::move(order);
+  return p;
+}
+
 }  // namespace
 
 namespace {
 
+// `visit(sender, receiver)` for every hop of a path or tree, in order (hops_along without its
+// vector: the method below walks hops millions of times).
+template <typename Visit>
+void for_each_hop(const BroadcastPath& path, Visit&& visit) {
+  for (std::size_t i = 1; i < path.order.size(); ++i) {
+    visit(path.from.empty() ? path.order[i - 1] : path.from[i], path.order[i]);
+  }
+}
+
+}  // namespace
+
+std::vector<std::pair<int, int>> hops_along(const BroadcastPath& path) {
+  std::vector<std::pair<int, int>> hops;
+  for_each_hop(path, [&hops](int a, int b) { hops.emplace_back(a, b); });
+  return hops;
+}
+
+namespace {
+
+// A path or tree as a key: its order and senders.
+using Shape = std::pair<std::vector<int>, std::vector<int>>;
+
 // One run of the method: every root's unit of data routed again and again on the path `cheapest`
 // picks under the current lengths, until the lengths say the links are full; then scaled so that
-// the fullest link is exactly full. Rates per root and path (local orders).
+// the fullest link is exactly full. Rates per root and path or tree (local ranks).
 template <typename Cheapest>
-std::vector<std::map<std::vector<int>, double>> concurrent_flow(const predict::Topology& topology,
-                                                                const Hops& hops, double epsilon,
-                                                                Cheapest cheapest) {
+std::vector<std::map<Shape, double>> concurrent_flow(const predict::Topology& topology,
+                                                     const Hops& hops, double epsilon,
+                                                     Cheapest cheapest) {
   const int n = hops.n;
   const auto& links = topology.links();
   std::vector<bool> used(links.size(), false);
@@ -113,7 +179,7 @@ std::vector<std::map<std::vector<int>, double>> concurrent_flow(const predict::T
     length[l] = delta / links[l].bandwidth_gbs;
     total += delta;
   }
-  std::vector<std::map<std::vector<int>, double>> flow(static_cast<std::size_t>(n));
+  std::vector<std::map<Shape, double>> flow(static_cast<std::size_t>(n));
   std::vector<double> carried(links.size(), 0);
   std::vector<std::vector<double>> cost(static_cast<std::size_t>(n),
                                         std::vector<double>(static_cast<std::size_t>(n)));
@@ -131,14 +197,13 @@ std::vector<std::map<std::vector<int>, double>> concurrent_flow(const predict::T
             cost[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] = c;
           }
         }
-        const std::vector<int> order = cheapest(root, cost);
+        BroadcastPath shape = cheapest(root, cost);
         std::vector<int> touched;
-        for (std::size_t i = 0; i + 1 < order.size(); ++i) {
-          for (int l : hops.links[static_cast<std::size_t>(order[i])]
-                                 [static_cast<std::size_t>(order[i + 1])]) {
+        for_each_hop(shape, [&](int a, int b) {
+          for (int l : hops.links[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)]) {
             if (uses[static_cast<std::size_t>(l)]++ == 0) touched.push_back(l);
           }
-        }
+        });
         double amount = demand;
         for (int l : touched) {
           amount = std::min(amount, links[static_cast<std::size_t>(l)].bandwidth_gbs /
@@ -153,7 +218,8 @@ std::vector<std::map<std::vector<int>, double>> concurrent_flow(const predict::T
           length[li] = grown;
           uses[li] = 0;
         }
-        flow[static_cast<std::size_t>(root)][order] += amount;
+        flow[static_cast<std::size_t>(root)][{std::move(shape.order), std::move(shape.from)}] +=
+            amount;
         demand -= amount;
       }
     }
@@ -168,11 +234,11 @@ std::vector<std::map<std::vector<int>, double>> concurrent_flow(const predict::T
   return flow;
 }
 
-double path_cost(const std::vector<int>& order, const std::vector<std::vector<double>>& cost) {
+double path_cost(const BroadcastPath& path, const std::vector<std::vector<double>>& cost) {
   double c = 0;
-  for (std::size_t i = 0; i + 1 < order.size(); ++i) {
-    c += cost[static_cast<std::size_t>(order[i])][static_cast<std::size_t>(order[i + 1])];
-  }
+  for_each_hop(path, [&](int a, int b) {
+    c += cost[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)];
+  });
   return c;
 }
 
@@ -214,30 +280,33 @@ Hops hops_of(const predict::Topology& topology, const std::vector<int>& ranks, b
 
 }  // namespace
 
-std::vector<std::vector<BroadcastPath>> pack_paths(const predict::Topology& topology,
-                                                   const std::vector<int>& ranks, int most,
-                                                   bool both_ways) {
+namespace {
+
+// Per root, its paths or trees as `cheapest` finds them: first over every one it finds, which
+// spreads each root's data over many; then over each root's `most` heaviest only, which settles
+// their rates so that together they carry as much as such a few can.
+template <typename Cheapest>
+std::vector<std::vector<BroadcastPath>> pack(const predict::Topology& topology,
+                                             const std::vector<int>& ranks, int most,
+                                             bool both_ways, Cheapest cheapest) {
   const int n = static_cast<int>(ranks.size());
   std::vector<std::vector<BroadcastPath>> out;
   if (n < 2 || n > kMaxPathGpus || most < 1) return out;
   const Hops hops = hops_of(topology, ranks, both_ways);
-  // First over every Hamiltonian path, which spreads each root's data over many of them; then,
-  // over each root's `most` heaviest only, which settles their rates so that together they
-  // carry as much as such a few can.
-  CheapestPath cheapest(n);
-  const auto spread = concurrent_flow(topology, hops, 0.1, [&cheapest](int root, const auto& cost) {
-    return cheapest(root, cost);
-  });
-  std::vector<std::vector<std::vector<int>>> kept(static_cast<std::size_t>(n));
+  const auto spread = concurrent_flow(topology, hops, 0.1, cheapest);
+  std::vector<std::vector<BroadcastPath>> kept(static_cast<std::size_t>(n));
   for (int root = 0; root < n; ++root) {
-    std::vector<std::pair<double, std::vector<int>>> ranked;
-    for (const auto& [order, rate] : spread[static_cast<std::size_t>(root)]) {
-      ranked.emplace_back(rate, order);
+    std::vector<std::pair<double, Shape>> ranked;
+    for (const auto& [shape, rate] : spread[static_cast<std::size_t>(root)]) {
+      ranked.emplace_back(rate, shape);
     }
     std::sort(ranked.begin(), ranked.end(),
               [](const auto& a, const auto& b) { return a.first > b.first; });
     for (std::size_t i = 0; i < ranked.size() && static_cast<int>(i) < most; ++i) {
-      kept[static_cast<std::size_t>(root)].push_back(ranked[i].second);
+      BroadcastPath p;
+      p.order = ranked[i].second.first;
+      p.from = ranked[i].second.second;
+      kept[static_cast<std::size_t>(root)].push_back(std::move(p));
     }
   }
   const auto settled = concurrent_flow(topology, hops, 0.05, [&kept](int root, const auto& cost) {
@@ -250,9 +319,12 @@ std::vector<std::vector<BroadcastPath>> pack_paths(const predict::Topology& topo
   });
   for (int root = 0; root < n; ++root) {
     std::vector<BroadcastPath> paths;
-    for (const auto& [order, rate] : settled[static_cast<std::size_t>(root)]) {
+    for (const auto& [shape, rate] : settled[static_cast<std::size_t>(root)]) {
       BroadcastPath p;
-      for (int local : order) p.order.push_back(ranks[static_cast<std::size_t>(local)]);
+      for (int local : shape.first) p.order.push_back(ranks[static_cast<std::size_t>(local)]);
+      for (int local : shape.second) {
+        p.from.push_back(local < 0 ? -1 : ranks[static_cast<std::size_t>(local)]);
+      }
       p.rate_gbs = rate;
       paths.push_back(std::move(p));
     }
@@ -262,6 +334,24 @@ std::vector<std::vector<BroadcastPath>> pack_paths(const predict::Topology& topo
     out.push_back(std::move(paths));
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<BroadcastPath>> pack_paths(const predict::Topology& topology,
+                                                   const std::vector<int>& ranks, int most,
+                                                   bool both_ways) {
+  const int n = static_cast<int>(ranks.size());
+  if (n < 2 || n > kMaxPathGpus) return {};
+  CheapestPath cheapest(n);
+  return pack(topology, ranks, most, both_ways,
+              [&cheapest](int root, const auto& cost) { return as_path(cheapest(root, cost)); });
+}
+
+std::vector<std::vector<BroadcastPath>> pack_trees(const predict::Topology& topology,
+                                                   const std::vector<int>& ranks, int most) {
+  return pack(topology, ranks, most, /*both_ways=*/true,
+              [](int root, const auto& cost) { return cheapest_tree(root, cost); });
 }
 
 namespace {
@@ -281,12 +371,12 @@ class LaneLoad {
       step_[l] = capacity > 0 ? share_gbs / capacity : 0;
     }
   }
-  void add(const std::vector<int>& order, double sign) {
-    for (std::size_t i = 0; i + 1 < order.size(); ++i) {
-      for (int l : hop(order[i], order[i + 1])) {
+  void add(const BroadcastPath& lane, double sign) {
+    for_each_hop(lane, [&](int a, int b) {
+      for (int l : hop(a, b)) {
         load_[static_cast<std::size_t>(l)] += sign * step_[static_cast<std::size_t>(l)];
       }
-    }
+    });
   }
   // What a lane along `order` would add to the potential, hop by hop (exact where no two hops
   // cross one link).
@@ -324,8 +414,10 @@ std::vector<std::vector<BroadcastPath>> equal_lanes(
   if (!(rate > 0)) return out;
   const Hops hops = hops_of(topology, ranks, both_ways);
   LaneLoad load(topology, hops, rate / lanes);
+  // Trees (from pack_trees) stay trees: the local search below looks for the cheapest tree.
+  const bool trees = !packed.front().empty() && !packed.front().front().from.empty();
   // Apportioned by rate: each next lane to the path with the most rate per lane (D'Hondt).
-  std::vector<std::vector<std::vector<int>>> orders(static_cast<std::size_t>(n));
+  std::vector<std::vector<BroadcastPath>> orders(static_cast<std::size_t>(n));
   for (int root = 0; root < n; ++root) {
     const auto& paths = packed[static_cast<std::size_t>(root)];
     if (paths.empty()) return out;
@@ -336,13 +428,18 @@ std::vector<std::vector<BroadcastPath>> equal_lanes(
         if (paths[i].rate_gbs / (given[i] + 1) > paths[pick].rate_gbs / (given[pick] + 1)) pick = i;
       }
       ++given[pick];
-      std::vector<int> order;
+      BroadcastPath chosen;
       for (const int r : paths[pick].order) {
         const auto at = local.find(r);
         if (at == local.end()) return out;  // not a path over `ranks`
-        order.push_back(at->second);
+        chosen.order.push_back(at->second);
       }
-      orders[static_cast<std::size_t>(root)].push_back(std::move(order));
+      for (const int r : paths[pick].from) {
+        const auto at = local.find(r);
+        chosen.from.push_back(at == local.end() ? -1 : at->second);
+      }
+      if (chosen.from.size() != (trees ? chosen.order.size() : 0)) return out;  // paths and trees
+      orders[static_cast<std::size_t>(root)].push_back(std::move(chosen));
     }
     for (const auto& order : orders[static_cast<std::size_t>(root)]) load.add(order, 1);
   }
@@ -352,9 +449,9 @@ std::vector<std::vector<BroadcastPath>> equal_lanes(
   CheapestPath cheapest(n);
   std::vector<std::vector<double>> cost(static_cast<std::size_t>(n),
                                         std::vector<double>(static_cast<std::size_t>(n), 0));
-  const auto path_rise = [&](const std::vector<int>& order) {
+  const auto path_rise = [&](const BroadcastPath& lane) {
     double c = 0;
-    for (std::size_t i = 0; i + 1 < order.size(); ++i) c += load.rise(order[i], order[i + 1]);
+    for_each_hop(lane, [&](int a, int b) { c += load.rise(a, b); });
     return c;
   };
   auto kept = orders;
@@ -371,8 +468,9 @@ std::vector<std::vector<BroadcastPath>> equal_lanes(
                 a == b ? 0 : load.rise(a, b);
           }
         }
-        std::vector<int> better = cheapest(root, cost);
-        if (better != order && path_rise(better) < path_rise(order) * (1 - 1e-9)) {
+        BroadcastPath better = trees ? cheapest_tree(root, cost) : as_path(cheapest(root, cost));
+        if ((better.order != order.order || better.from != order.from) &&
+            path_rise(better) < path_rise(order) * (1 - 1e-9)) {
           order = std::move(better);
           moved = true;
         }
@@ -389,9 +487,11 @@ std::vector<std::vector<BroadcastPath>> equal_lanes(
   const double each = kept_busiest > 0 ? rate / lanes / kept_busiest : rate / lanes;
   for (int root = 0; root < n; ++root) {
     std::vector<BroadcastPath> mine;
-    for (const auto& order : kept[static_cast<std::size_t>(root)]) {
+    for (const auto& lane : kept[static_cast<std::size_t>(root)]) {
       BroadcastPath p;
-      for (const int i : order) p.order.push_back(ranks[static_cast<std::size_t>(i)]);
+      for (const int i : lane.order) p.order.push_back(ranks[static_cast<std::size_t>(i)]);
+      for (const int i : lane.from)
+        p.from.push_back(i < 0 ? -1 : ranks[static_cast<std::size_t>(i)]);
       p.rate_gbs = each;
       mine.push_back(std::move(p));
     }

@@ -135,6 +135,8 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
   const int most_lanes = std::max(1, shape.most_channels / gpus);
   // Per local origin: the orders its lanes follow (ranks of node 0) and the lanes.
   std::vector<std::vector<const std::vector<int>*>> orders(static_cast<std::size_t>(gpus));
+  // And, where a lane follows a tree (pack_trees), its senders; null for rings and paths.
+  std::vector<std::vector<const std::vector<int>*>> senders(static_cast<std::size_t>(gpus));
   std::vector<std::vector<Lane>> lanes(static_cast<std::size_t>(gpus));
   for (int g = 0; g < gpus && within != Within::Direct; ++g) {
     auto& mine = lanes[static_cast<std::size_t>(g)];
@@ -143,13 +145,15 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
       for (const Lane& l : mine) {
         orders[static_cast<std::size_t>(g)].push_back(
             &plan.rings[static_cast<std::size_t>(l.ring)].order);
+        senders[static_cast<std::size_t>(g)].push_back(nullptr);
       }
     } else {
       const auto& paths = plan.paths[static_cast<std::size_t>(g)];
       mine = ring_lanes(widths_of(paths), shape.lane_gbs, most_lanes, shape.pieces);
       for (const Lane& l : mine) {
-        orders[static_cast<std::size_t>(g)].push_back(
-            &paths[static_cast<std::size_t>(l.ring)].order);
+        const BroadcastPath& path = paths[static_cast<std::size_t>(l.ring)];
+        orders[static_cast<std::size_t>(g)].push_back(&path.order);
+        senders[static_cast<std::size_t>(g)].push_back(path.from.empty() ? nullptr : &path.from);
       }
     }
   }
@@ -175,7 +179,10 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
                           : within == Within::Rings
                               ? fmt::format("rings_l{}", lane_count)
                               : fmt::format("{}{}_l{}", plan.equal_lanes ? "lanes" : "paths",
-                                            plan.both_ways ? "_both" : "", lane_count);
+                                            plan.trees       ? "_trees"
+                                            : plan.both_ways ? "_both"
+                                                             : "",
+                                            lane_count);
   s.name = nodes > 1 ? fmt::format("synth_{}_{}{}_p{}",
                                    shape.across == Across::Direct ? "rails" : "chain", how,
                                    split_by_node ? "_split" : "", shape.pieces)
@@ -199,6 +206,7 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
       int count = 1;
       int channel = 0;
       const std::vector<int>* order = nullptr;
+      const std::vector<int>* from = nullptr;  // a tree's senders (NodePlan::paths)
     };
     std::vector<Group> groups;
     if (within == Within::Direct) {
@@ -210,7 +218,8 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
       const auto& mine = lanes[static_cast<std::size_t>(g)];
       for (std::size_t l = 0; l < mine.size(); ++l) {
         groups.push_back({first, mine[l].pieces, static_cast<int>(l) * gpus + g,
-                          orders[static_cast<std::size_t>(g)][l]});
+                          orders[static_cast<std::size_t>(g)][l],
+                          senders[static_cast<std::size_t>(g)][l]});
         first += mine[l].pieces;
       }
     }
@@ -233,7 +242,15 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
       }
       // Within every node, from the rail peer that holds it.
       for (int node = 0; node < nodes; ++node) {
-        if (group.order) {
+        if (group.from) {
+          // A tree: each GPU from the one that sends to it, parents first.
+          const std::vector<int>& order = *group.order;
+          const std::vector<int>& from = *group.from;
+          for (std::size_t i = 1; i < order.size(); ++i) {
+            route.hops.push_back({rank(node, from[i] % gpus), rank(node, order[i] % gpus),
+                                  group.channel, node == home});
+          }
+        } else if (group.order) {
           // A ring from the origin round to the GPU before it; a path as it is.
           const std::vector<int>& order = *group.order;
           const auto start = std::find(order.begin(), order.end(), g) - order.begin();

@@ -203,6 +203,19 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
         if (!both.paths.empty()) {
           out.push_back({tree_sketch(topology, collective, both, bandwidth), ir::Protocol::Simple});
         }
+        // Spanning trees both ways cross between groups of GPUs no more than they must, where
+        // paths may cross more (6 of a DGX-1's GPUs: the paths carry 56 GB/s, the trees the
+        // bound's 62.5).
+        NodePlan trees;
+        trees.paths = equal_lanes(topology, node0, pack_trees(topology, node0, 8), pieces,
+                                  /*both_ways=*/true);
+        trees.equal_lanes = true;
+        trees.both_ways = true;
+        trees.trees = true;
+        if (!trees.paths.empty()) {
+          out.push_back(
+              {tree_sketch(topology, collective, trees, bandwidth), ir::Protocol::Simple});
+        }
       }
     }
   }

@@ -471,8 +471,9 @@ TEST_CASE("Allgather and reduce-scatter on 6 of a DGX-1's GPUs come within 5 % o
 }
 
 // The grouping bound (the quad and two GPUs, bound_test) is a bound: no allreduce sketch on 6 of
-// a DGX-1's GPUs is predicted faster than it, at 64 MB or 1 GB.
-TEST_CASE("No allreduce sketch on 6 of a DGX-1's GPUs is predicted below the grouping bound") {
+// a DGX-1's GPUs is predicted faster than it, at 64 MB or 1 GB. The lanes along spanning trees
+// packed both ways come within 10 % of it (paths both ways: 84 % at 64 MB).
+TEST_CASE("Allreduce on 6 of a DGX-1's GPUs: trees within 10 % of the grouping bound, none below") {
   const auto file = test::dgx1_file();
   if (!file) return;
   const predict::Topology machine = topology(*file, 1, 6);
@@ -487,6 +488,7 @@ TEST_CASE("No allreduce sketch on 6 of a DGX-1's GPUs is predicted below the gro
   const std::uint64_t unit = 6 * 64 * 16;
   for (const std::uint64_t bytes : {(64ull << 20) / unit * unit, (1ull << 30) / unit * unit}) {
     double best = std::numeric_limits<double>::infinity();
+    std::string best_name;
     for (const tuning::Candidate& c : sketches) {
       INFO(c.name << " at " << bytes << " bytes");
       predict::SimulationOptions options;
@@ -494,11 +496,14 @@ TEST_CASE("No allreduce sketch on 6 of a DGX-1's GPUs is predicted below the gro
       const predict::SimulationResult r = predict::Simulator(c.algorithm, machine).run(options);
       if (!r.ok()) continue;
       CHECK(r.time_us >= bound.time_us(bytes, c.algorithm.protocol));
-      best = std::min(best, r.time_us);
+      if (r.time_us < best) {
+        best = r.time_us;
+        best_name = c.name;
+      }
     }
-    // What the paths packed both ways reach (84 % at 64 MB, docs/synthesis.md): far from the
-    // bound, but the best sketch is within a fifth of it.
-    CHECK(best <= bound.time_us(bytes) / 0.8);
+    INFO(bytes << " bytes: " << best_name << " " << best << " us");
+    CHECK_THAT(best_name, Catch::StartsWith("synth_lanes_trees_"));
+    CHECK(best <= bound.time_us(bytes) / 0.9);
   }
 }
 

@@ -49,6 +49,8 @@ struct NodePlan {
   bool equal_lanes = false;
   // The paths were packed and placed for data sent both ways along them (allreduce): "lanes_both".
   bool both_ways = false;
+  // They are spanning trees (pack_trees: allreduce, both ways), not paths: "lanes_trees".
+  bool trees = false;
 };
 
 // The pieces lane_pieces calls for over the plan's rings, or the most any origin's paths need.
