@@ -170,7 +170,10 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     if (within == Within::Paths && topology.nodes() == 1) {
       const std::vector<int> node0 = node0_ranks(topology);
       TreeShape filled = bandwidth;
-      while (filled.pieces < most_lanes) filled.pieces *= 2;
+      // Eight pieces per lane: finer pieces fill the paths sooner (a DGX-1 with an NVLink down,
+      // allgather at 64 MB: 96.3 % of the bound, against 94.9 % on one piece per lane; more than
+      // eight changed nothing).
+      while (filled.pieces < 8 * most_lanes) filled.pieces *= 2;
       NodePlan lanes;
       lanes.paths = equal_lanes(topology, node0, plan.paths, pieces);
       lanes.equal_lanes = true;
