@@ -136,7 +136,8 @@ TEST_CASE("Spanning trees packed both ways reach the allreduce bound on 6 of a D
   }
   const double rate = broadcast_rate(trees) * static_cast<double>(ranks.size());
   CHECK(rate >= 0.99 * bound);
-  const double paths = broadcast_rate(pack_paths(t, ranks, 8, true)) * ranks.size();
+  const double paths =
+      broadcast_rate(pack_paths(t, ranks, 8, true)) * static_cast<double>(ranks.size());
   CHECK(paths < 0.92 * bound);
   const auto lanes = equal_lanes(t, ranks, trees, 4, true);
   check_fits(t, ranks, lanes, true);
