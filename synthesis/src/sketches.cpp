@@ -171,10 +171,13 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
   const bool split_by_node =
       shape.split_by_node && within == Within::Direct && nodes > 1 &&
       direct_channels + (nodes - 1) * partial_channels <= shape.most_channels;
-  s.channels =
-      within == Within::Direct
-          ? (split_by_node ? direct_channels + (nodes - 1) * partial_channels : direct_channels)
-          : static_cast<int>(lane_count) * gpus;
+  const int forward_channels = within == Within::Direct && !split_by_node && nodes > 1
+                                   ? std::max(1, shape.forward_channels)
+                                   : 1;
+  s.channels = within == Within::Direct
+                   ? (split_by_node ? direct_channels + (nodes - 1) * partial_channels
+                                    : std::max(direct_channels, forward_channels))
+                   : static_cast<int>(lane_count) * gpus;
   const std::string how = within == Within::Direct ? std::string("direct")
                           : within == Within::Rings
                               ? fmt::format("rings_l{}", lane_count)
@@ -188,6 +191,7 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
                                    split_by_node ? "_split" : "", shape.pieces)
                      : fmt::format("synth_{}_p{}", how, shape.pieces);
   if (split_by_node && partial_channels > direct_channels) s.name += "_lead";
+  if (forward_channels > 1) s.name += fmt::format("_f{}", forward_channels);
   if (nodes > 1 && shape.partials_first > 0) s.name += "_pfirst";
   if (within == Within::Direct && direct_channels < shape.pieces) {
     s.name += fmt::format("_c{}", direct_channels);
@@ -261,12 +265,14 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
           }
         } else {
           // Split, the root's node on the first channels, every other node's on channels of
-          // its own after them, its pieces taking turns on them.
+          // its own after them, its pieces taking turns on them. With forward channels, the
+          // roots' nodes take turns on those.
           const int away = (node - home + nodes) % nodes;
-          const int channel = !split_by_node || away == 0
-                                  ? group.channel
-                                  : direct_channels + (away - 1) * partial_channels +
-                                        group.piece % partial_channels;
+          const int channel =
+              split_by_node && away > 0
+                  ? direct_channels + (away - 1) * partial_channels + group.piece % partial_channels
+              : forward_channels > 1 ? away % forward_channels
+                                     : group.channel;
           for (int d = 1; d < gpus; ++d) {
             route.hops.push_back(
                 {rank(node, g), rank(node, (g + d) % gpus), channel, node == home});

@@ -77,6 +77,12 @@ struct TreeShape {
   // Backwards across nodes: the last this-many pieces of every root take their partials from
   // the network before their own node's contributions (Route::partials_first).
   int partials_first = 0;
+  // Direct trees not split by node: the hops within a node on this many channels, by the root's
+  // node (counted from the root's own), not on the piece's channel (0 or 1: the piece's). Where
+  // a root's pieces take turns on one channel, a GPU forwards (backwards: reduces) the pieces of
+  // every other node's roots, and on one channel per peer it would take them one root after
+  // another, each root's last piece holding up the next root's first.
+  int forward_channels = 0;
 };
 
 // Allgather, reducescatter or allreduce on trees of this shape, within nodes along the plan's
