@@ -266,7 +266,10 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     // (the 1 GB band stays with the chain of rings), reduce-scatter 90 % and 97 % against 76 %
     // and 86 %, allreduce 87 % and 97 % against 63 % and 89 %. On one channel for the forwards
     // too: 78 %, 88 % and 80 % at 64 MB.
-    if (topology.nodes() > 1 && pipelined <= direct) {
+    // Its hops, ranks² × pieces, as many as the wide tree's: at most 2^22 (1,024 GPUs in four
+    // pieces), allreduce a quarter as many, whose 1,024-GPU synthesis outgrows 24 GB already.
+    const long long turns_budget = collective == ir::Collective::AllReduce ? 1 << 20 : 1 << 22;
+    if (topology.nodes() > 1 && pipelined <= direct && ranks * ranks * direct <= turns_budget) {
       TreeShape turns = wide_direct;
       turns.direct_channels = 1;
       turns.forward_channels = std::clamp(topology.nodes() / 8, 1, most_channels);
