@@ -6,6 +6,7 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -118,7 +119,13 @@ void run_tasks(std::size_t count, int threads, const Task& task) {
     }
   };
   std::vector<std::thread> pool;
-  for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(work, w);
+  for (std::size_t w = 1; w < workers; ++w) {
+    try {
+      pool.emplace_back(work, w);
+    } catch (const std::system_error&) {
+      break;  // no thread to spare (a tight memory limit): the others take its share
+    }
+  }
   work(0);
   for (std::thread& t : pool) t.join();
   for (const std::exception_ptr& e : failed) {
