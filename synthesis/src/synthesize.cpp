@@ -550,8 +550,8 @@ Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& 
   // sketch predicted before it at a size is not predicted there. On 32 H100 nodes the LL sketch
   // at both sizes and the LL128 ones at 1 GB (each a simulation of 96 tiles, far from the best)
   // were two thirds of the predictions' 19 s. Only sketches are left out, so the best sketch at
-  // every size is still predicted, and the library's and NCCL's times are all there.
-  tune.prunable = s.synthesized;
+  // every size is still predicted, and the library's and NCCL's times are all there. (Set on
+  // every round below: a sketch that does not prove leaves one fewer.)
   // The widest sketches first (they come last): at 1 GB on eight A100 nodes they leave the
   // LL128 sketches out of allreduce, whose predictions from the first were a fifth of its time.
   tune.prunable_backwards = true;
@@ -561,6 +561,7 @@ Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& 
   std::vector<bool> proved(s.synthesized, request.prove_all);
   while (true) {
     started = Clock::now();
+    tune.prunable = s.synthesized;
     tune.rejected = s.rejected;
     s.tuning = tuning::tune(s.candidates, topology, tune);
     s.predict_seconds += seconds_since(started);

@@ -87,6 +87,26 @@ TEST_CASE("Every sketch compiles and proves on two nodes, and none beats the bou
 // left out could have won), the bands and every size's best are the same, and something was left
 // out: with the sketches predicted in their order, and from the last to the first (as synthesis
 // predicts them, TuneRequest::prunable_backwards).
+// Synthesis sets how many of its candidates are its own sketches on every round of its proofs: a
+// sketch that does not prove leaves one fewer, and a stale count read past the candidates.
+TEST_CASE("Tuning refuses more prunable candidates than it is given") {
+  const predict::Topology two_by_two = topology("a100-nvswitch", 2, 2);
+  SynthesisRequest request;
+  request.collective = ir::Collective::AllGather;
+  std::vector<std::string> rejected;
+  const std::vector<tuning::Candidate> sketches =
+      synthesized_candidates(two_by_two, request, rejected);
+  REQUIRE(!sketches.empty());
+  tuning::TuneRequest tune;
+  tune.collective = request.collective;
+  tune.sizes = {1 << 20};
+  tune.prunable = sketches.size() + 1;
+  CHECK_THROWS_WITH(tuning::tune(sketches, two_by_two, tune),
+                    Catch::Contains("prunable candidates asked of"));
+  tune.prunable = sketches.size();
+  CHECK_NOTHROW(tuning::tune(sketches, two_by_two, tune));
+}
+
 TEST_CASE("Sketches left unpredicted by their protocol's bound or their floor change no choice") {
   const predict::Topology two_by_two = topology("a100-nvswitch", 2, 2);
   const std::vector<std::uint64_t> sizes{1 << 12, 1 << 20, 64ull << 20, 1ull << 30};

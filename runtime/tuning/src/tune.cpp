@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -34,6 +35,11 @@ std::optional<std::string> write_text(const fs::path& path, const std::string& t
 
 Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& topology,
             const TuneRequest& request) {
+  if (request.prunable > candidates.size()) {
+    // The caller's count of its own candidates is stale: reading past them would be undefined.
+    throw std::invalid_argument(fmt::format("tune: {} prunable candidates asked of {} candidates",
+                                            request.prunable, candidates.size()));
+  }
   Tuning tuning;
   tuning.sizes = request.sizes;
   const std::size_t sizes = request.sizes.size();

@@ -34,7 +34,7 @@ struct TuneRequest {
   // them predicted there before: they could not be chosen there, nor be the best of them. Their
   // time there is kNotApplicable, and a note counts them.
   std::function<double(const Candidate&, std::uint64_t bytes)> floor_us;
-  std::size_t prunable = 0;
+  std::size_t prunable = 0;  // at most the candidates' count (tune throws otherwise)
   // Predicts the prunable candidates from the last to the first (their contenders keep their
   // order). Pruning leaves out more where the candidates likeliest to win are predicted first:
   // synthesis lists its sketches from the fewest hops to the widest, and the widest win at the
@@ -50,7 +50,8 @@ struct Tuning {
 };
 
 // Predicts every candidate and chooses the bands. Empty `contenders` when there was nothing to
-// choose from (no candidate and no NCCL).
+// choose from (no candidate and no NCCL). Throws std::invalid_argument when `prunable` counts more
+// candidates than there are.
 Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& topology,
             const TuneRequest& request);
 
