@@ -5,6 +5,7 @@
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <new>
 #include <optional>
 #include <stdexcept>
 
@@ -436,6 +437,11 @@ dsl::Options program_options(const SynthesisRequest& request, const Variant& var
   return options;
 }
 
+// Why a sketch that ran out of memory compiling or proving (past the caller's limit: weftc's
+// --max-memory) is left out: not that it is wrong.
+constexpr const char* kOutOfMemory =
+    "left out: it needs more memory than weftc may take (--max-memory)";
+
 // The first line of why a sketch did not compile or prove, after its name.
 std::string rejection(const std::string& name, std::string why) {
   if (const auto nl = why.find('\n'); nl != std::string::npos) why.resize(nl);
@@ -450,6 +456,10 @@ std::optional<std::string> proof_failure(const std::string& name, const dsl::Pro
   const compiler::VerificationResult proof =
       compiler::verify_with_executor(program, algorithm, options);
   if (proof.passed) return std::nullopt;
+  // The executor reports a run it had no memory for as an error case (cpu_executor.cpp).
+  if (proof.report.find("out of memory") != std::string::npos) {
+    return rejection(name, kOutOfMemory);
+  }
   return rejection(name, "verification failed: " + proof.report);
 }
 
@@ -489,6 +499,8 @@ std::vector<tuning::Candidate> compile_variants(const predict::Topology& topolog
       }
       out.push_back({name, std::move(*result.algorithm)});
       sources.push_back(std::move(v));
+    } catch (const std::bad_alloc&) {
+      rejected.push_back(rejection(name, kOutOfMemory));
     } catch (const std::exception& e) {
       rejected.push_back(rejection(name, e.what()));
     }
@@ -503,6 +515,8 @@ std::optional<std::string> prove(const tuning::Candidate& candidate, const Varia
     const dsl::Program program =
         to_program(source.sketch, program_options(request, source), request.in_place);
     return proof_failure(candidate.name, program, candidate.algorithm);
+  } catch (const std::bad_alloc&) {
+    return rejection(candidate.name, kOutOfMemory);
   } catch (const std::exception& e) {
     return rejection(candidate.name, e.what());
   }

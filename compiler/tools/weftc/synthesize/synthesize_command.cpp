@@ -3,6 +3,7 @@
 // first, then the chosen algorithm per size against it, and writes DIR as `weftc tune` does
 // (the winners' XML with their bands, tuner.csv, bands.csv, report.md + report.svg), report.md
 // with a section on the bound.
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -20,6 +22,7 @@
 #include "../commands.h"
 #include "../compile/algorithms.h"
 #include "../compile/candidates.h"
+#include "../memory_cap.h"
 #include "../predict_options.h"
 #include "../progress_line.h"
 #include "weft/ir/text_file.h"
@@ -43,6 +46,7 @@ struct SynthesizeArgs {
   bool force = false;
   bool all = false;
   bool bound_only = false;
+  std::string max_memory;  // --max-memory: empty for nine tenths of what is available
   std::string output;
 };
 
@@ -67,7 +71,33 @@ std::optional<std::string> clear_sketches(const std::string& dir, bool force) {
   return std::nullopt;
 }
 
+int synthesize_within(const SynthesizeArgs& args);
+
 int synthesize(const SynthesizeArgs& args) {
+  std::optional<std::uint64_t> max_memory;
+  if (!args.max_memory.empty()) {
+    max_memory = parse_memory_size(args.max_memory);
+    if (!max_memory) {
+      throw CLI::ValidationError(
+          "--max-memory", fmt::format("'{}' is not a size (e.g. 8G, 512M)", args.max_memory));
+    }
+  }
+  // From here on the process grows by at most the limit: a sketch that would grow past it is
+  // left out and named (synthesize.h), and what else would fails as std::bad_alloc, reported
+  // here in the user's words, not by the kernel killing weftc.
+  const MemoryCap cap(max_memory);
+  try {
+    return synthesize_within(args);
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr,
+               "weftc synthesize: {} on this machine needs more than {}: synthesize for fewer "
+               "GPUs, or give --max-memory SIZE to allow more (no algorithm was written)\n",
+               args.collective, cap.describe());
+    return kFailed;
+  }
+}
+
+int synthesize_within(const SynthesizeArgs& args) {
   const auto started = std::chrono::steady_clock::now();
   const auto collective = ir::parse_collective(args.collective);
   if (!collective ||
@@ -156,6 +186,15 @@ int synthesize(const SynthesizeArgs& args) {
     return kFailed;
   }
   for (const std::string& why : library_rejected) result.tuning.info.rejected.push_back(why);
+  const auto short_of_memory = std::count_if(
+      result.rejected.begin(), result.rejected.end(),
+      [](const std::string& why) { return why.find("(--max-memory)") != std::string::npos; });
+  if (short_of_memory > 0) {
+    fmt::print(stderr,
+               "weftc synthesize: {} sketch(es) left out: they need more memory than weftc may "
+               "take (--max-memory); report.md names them\n",
+               short_of_memory);
+  }
   if (result.synthesized == 0) {
     fmt::print(stderr, "weftc synthesize: no sketch compiled and proved:\n");
     for (const std::string& why : result.rejected) fmt::print(stderr, "  {}\n", why);
@@ -236,6 +275,10 @@ void add_synthesize_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--force", args->force, "Replace what an earlier run wrote in the folder");
   cmd->add_flag("--bound-only", args->bound_only,
                 "Print the bound and stop (seconds even for a thousand GPUs)");
+  cmd->add_option("--max-memory", args->max_memory,
+                  "Memory weftc may take, e.g. 8G (default: nine tenths of what the machine has "
+                  "available); a sketch that needs more is left out and named, and a synthesis "
+                  "that needs more is refused with the figure");
   cmd->add_option("-o,--output", args->output, "The folder to write");
   cmd->callback([args, &exit_code] { exit_code = synthesize(*args); });
 }
