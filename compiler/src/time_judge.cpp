@@ -1,18 +1,16 @@
 #include "time_judge.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
-#include <system_error>
-#include <thread>
 #include <utility>
+#include <variant>
 
 #include <fmt/format.h>
 
 #include "weft/compiler/emit.h"
 #include "weft/compiler/verify.h"
 #include "weft/cpu/cpu_executor.h"
+#include "weft/cpu/run_tasks.h"
 #include "weft/predict/simulator.h"
 #include "weft/predict/topology.h"
 
@@ -219,34 +217,9 @@ std::vector<std::vector<double>> TimeJudge::times(
   }
   // The simulations, on as many threads as the machine has (each its own simulator).
   std::vector<Prediction> predicted(fresh.size());
-  const std::size_t workers =
-      std::min<std::size_t>(fresh.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::atomic<std::size_t> next{0};
-  // A worker's exception (std::bad_alloc past weftc's memory limit) is raised here once all have
-  // stopped, not left to end the process from its thread.
-  std::vector<std::exception_ptr> failed(workers);
-  auto work = [&](std::size_t w) {
-    try {
-      for (std::size_t i = next++; i < fresh.size(); i = next++)
-        predicted[i] = predict_one(*candidates[fresh[i]], *topology);
-    } catch (...) {
-      failed[w] = std::current_exception();
-      next = fresh.size();  // the others stop after their current candidate
-    }
-  };
-  std::vector<std::thread> threads;
-  for (std::size_t w = 1; w < workers; ++w) {
-    try {
-      threads.emplace_back(work, w);
-    } catch (const std::system_error&) {
-      break;  // no thread to spare (a tight memory limit): the others take its share
-    }
-  }
-  work(0);
-  for (std::thread& t : threads) t.join();
-  for (const std::exception_ptr& e : failed) {
-    if (e) std::rethrow_exception(e);
-  }
+  cpu::run_tasks<std::monostate>(fresh.size(), 0, [&](std::size_t i, std::monostate&) {
+    predicted[i] = predict_one(*candidates[fresh[i]], *topology);
+  });
   for (std::size_t i = 0; i < fresh.size(); ++i) {
     if (!predicted[i].error.empty()) {
       note_once(predicted[i].error);

@@ -1,16 +1,13 @@
 #include "weft/cpu/verify.h"
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
 #include <limits>
 #include <mutex>
 #include <optional>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include "schedule.h"
+#include "weft/cpu/run_tasks.h"
 
 namespace weft::cpu {
 
@@ -97,40 +94,6 @@ std::vector<CaseResult> run_depth(const Executor& executor, const VerifyOptions&
     cases.push_back({run, executor.run(run, cache)});
   }
   return cases;
-}
-
-// Runs `tasks` on up to `threads` threads (0: one per hardware thread), each with its own cache
-// for the light runs it takes.
-template <typename Task>
-void run_tasks(std::size_t count, int threads, const Task& task) {
-  std::size_t workers = threads > 0 ? static_cast<std::size_t>(threads)
-                                    : std::max(1u, std::thread::hardware_concurrency());
-  workers = std::min(workers, count);
-  if (workers == 0) return;
-  std::atomic<std::size_t> next{0};
-  std::vector<std::exception_ptr> failed(workers);
-  auto work = [&](std::size_t w) {
-    try {
-      RunCache cache;
-      for (std::size_t t = next++; t < count; t = next++) task(t, cache);
-    } catch (...) {
-      failed[w] = std::current_exception();
-      next = count;  // the others stop after their current task
-    }
-  };
-  std::vector<std::thread> pool;
-  for (std::size_t w = 1; w < workers; ++w) {
-    try {
-      pool.emplace_back(work, w);
-    } catch (const std::system_error&) {
-      break;  // no thread to spare (a tight memory limit): the others take its share
-    }
-  }
-  work(0);
-  for (std::thread& t : pool) t.join();
-  for (const std::exception_ptr& e : failed) {
-    if (e) std::rethrow_exception(e);
-  }
 }
 
 }  // namespace
@@ -239,7 +202,8 @@ VerifyReport verify(const Executor& executor, const VerifyOptions& options) {
   // them (a thread's own would make them again: half a gigabyte and seconds at a thousand
   // ranks); used under heavy_run only.
   RunCache heavy_cache;
-  run_tasks(tasks.size(), options.threads, [&](std::size_t t, RunCache& light_cache) {
+  // Each thread with its own cache for the light runs it takes.
+  run_tasks<RunCache>(tasks.size(), options.threads, [&](std::size_t t, RunCache& light_cache) {
     const Task& task = tasks[t];
     std::unique_lock<std::mutex> one_heavy(heavy_run, std::defer_lock);
     if (task.heavy) one_heavy.lock();
