@@ -406,7 +406,7 @@ void every_partition(const predict::Topology& topology, FlowGraph& in, FlowGraph
       if (count >= 2) visit(count);
       return;
     }
-    for (int g = 0; g <= count && g < n; ++g) {
+    for (int g = 0; g <= count; ++g) {
       group[static_cast<std::size_t>(r)] = g;
       members[static_cast<std::size_t>(g)] |= 1U << r;
       self(self, r + 1, std::max(count, g + 1));

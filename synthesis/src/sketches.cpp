@@ -178,11 +178,13 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
                    ? (split_by_node ? direct_channels + (nodes - 1) * partial_channels
                                     : std::max(direct_channels, forward_channels))
                    : static_cast<int>(lane_count) * gpus;
+  const bool along_trees = !plan.paths.empty() && !plan.paths.front().empty() &&
+                           !plan.paths.front().front().from.empty();
   const std::string how = within == Within::Direct ? std::string("direct")
                           : within == Within::Rings
                               ? fmt::format("rings_l{}", lane_count)
                               : fmt::format("{}{}_l{}", plan.equal_lanes ? "lanes" : "paths",
-                                            plan.trees       ? "_trees"
+                                            along_trees      ? "_trees"
                                             : plan.both_ways ? "_both"
                                                              : "",
                                             lane_count);

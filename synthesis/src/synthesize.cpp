@@ -215,7 +215,6 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
                                   /*both_ways=*/true);
         trees.equal_lanes = true;
         trees.both_ways = true;
-        trees.trees = true;
         if (!trees.paths.empty()) {
           out.push_back(
               {tree_sketch(topology, collective, trees, bandwidth), ir::Protocol::Simple});
@@ -437,11 +436,6 @@ dsl::Options program_options(const SynthesisRequest& request, const Variant& var
   return options;
 }
 
-// Why a sketch that ran out of memory compiling or proving (past the caller's limit: weftc's
-// --max-memory) is left out: not that it is wrong.
-constexpr const char* kOutOfMemory =
-    "left out: it needs more memory than weftc may take (--max-memory)";
-
 // The first line of why a sketch did not compile or prove, after its name.
 std::string rejection(const std::string& name, std::string why) {
   if (const auto nl = why.find('\n'); nl != std::string::npos) why.resize(nl);
@@ -458,7 +452,7 @@ std::optional<std::string> proof_failure(const std::string& name, const dsl::Pro
   if (proof.passed) return std::nullopt;
   // The executor reports a run it had no memory for as an error case (cpu_executor.cpp).
   if (proof.report.find("out of memory") != std::string::npos) {
-    return rejection(name, kOutOfMemory);
+    return rejection(name, std::string(kLeftOutForMemory));
   }
   return rejection(name, "verification failed: " + proof.report);
 }
@@ -500,7 +494,7 @@ std::vector<tuning::Candidate> compile_variants(const predict::Topology& topolog
       out.push_back({name, std::move(*result.algorithm)});
       sources.push_back(std::move(v));
     } catch (const std::bad_alloc&) {
-      rejected.push_back(rejection(name, kOutOfMemory));
+      rejected.push_back(rejection(name, std::string(kLeftOutForMemory)));
     } catch (const std::exception& e) {
       rejected.push_back(rejection(name, e.what()));
     }
@@ -516,7 +510,7 @@ std::optional<std::string> prove(const tuning::Candidate& candidate, const Varia
         to_program(source.sketch, program_options(request, source), request.in_place);
     return proof_failure(candidate.name, program, candidate.algorithm);
   } catch (const std::bad_alloc&) {
-    return rejection(candidate.name, kOutOfMemory);
+    return rejection(candidate.name, std::string(kLeftOutForMemory));
   } catch (const std::exception& e) {
     return rejection(candidate.name, e.what());
   }

@@ -186,9 +186,10 @@ int synthesize_within(const SynthesizeArgs& args) {
     return kFailed;
   }
   for (const std::string& why : library_rejected) result.tuning.info.rejected.push_back(why);
-  const auto short_of_memory = std::count_if(
-      result.rejected.begin(), result.rejected.end(),
-      [](const std::string& why) { return why.find("(--max-memory)") != std::string::npos; });
+  const auto short_of_memory =
+      std::count_if(result.rejected.begin(), result.rejected.end(), [](const std::string& why) {
+        return why.find(synthesis::kLeftOutForMemory) != std::string::npos;
+      });
   if (short_of_memory > 0) {
     fmt::print(stderr,
                "weftc synthesize: {} sketch(es) left out: they need more memory than weftc may "

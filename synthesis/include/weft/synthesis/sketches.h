@@ -47,10 +47,9 @@ struct NodePlan {
   std::vector<std::vector<BroadcastPath>> paths;  // per local index; empty: none packed
   // The paths are equal_lanes' (paths.h), one lane each: sketches along them are named "lanes".
   bool equal_lanes = false;
-  // The paths were packed and placed for data sent both ways along them (allreduce): "lanes_both".
+  // The paths were packed and placed for data sent both ways along them (allreduce): "lanes_both",
+  // or "lanes_trees" where they are spanning trees (pack_trees: their BroadcastPath::from is set).
   bool both_ways = false;
-  // They are spanning trees (pack_trees: allreduce, both ways), not paths: "lanes_trees".
-  bool trees = false;
 };
 
 // The pieces lane_pieces calls for over the plan's rings, or the most any origin's paths need.

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "weft/ir/ir.h"
@@ -35,6 +36,11 @@ struct SynthesisRequest {
   // the sketches that win a band, which are the ones written.
   bool prove_all = false;
 };
+
+// Why a sketch is left out where compiling or proving it ran out of memory (past the process's
+// limit: weftc's --max-memory), after its name in Synthesis::rejected: not that it is wrong.
+inline constexpr std::string_view kLeftOutForMemory =
+    "left out: it needs more memory than weftc may take (--max-memory)";
 
 struct Synthesis {
   Bound bound;
