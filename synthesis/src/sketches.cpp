@@ -5,6 +5,7 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace weft::synthesis {
 
@@ -195,6 +196,8 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
   if (split_by_node && partial_channels > direct_channels) s.name += "_lead";
   if (forward_channels > 1) s.name += fmt::format("_f{}", forward_channels);
   if (nodes > 1 && shape.partials_first > 0) s.name += "_pfirst";
+  if (within == Within::Direct && !shape.groups.empty())
+    s.name += fmt::format("_g{}", fmt::join(shape.groups, "_"));
   if (within == Within::Direct && direct_channels < shape.pieces) {
     s.name += fmt::format("_c{}", direct_channels);
     // Unfused, the threadblock that takes a piece from the network takes the next one at once,
@@ -215,7 +218,13 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
       const std::vector<int>* from = nullptr;  // a tree's senders (NodePlan::paths)
     };
     std::vector<Group> groups;
-    if (within == Within::Direct) {
+    if (within == Within::Direct && !shape.groups.empty()) {
+      int first = 0;
+      for (std::size_t k = 0; k < shape.groups.size(); ++k) {
+        groups.push_back({first, shape.groups[k], static_cast<int>(k) % direct_channels, nullptr});
+        first += shape.groups[k];
+      }
+    } else if (within == Within::Direct) {
       for (int j = 0; j < shape.pieces; ++j) {
         groups.push_back({j, 1, j % direct_channels, nullptr});
       }

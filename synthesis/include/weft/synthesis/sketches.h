@@ -82,6 +82,9 @@ struct TreeShape {
   // every other node's roots, and on one channel per peer it would take them one root after
   // another, each root's last piece holding up the next root's first.
   int forward_channels = 0;
+  // Direct trees taking turns: the pieces travel in groups of these many (summing to `pieces`),
+  // each group one route; empty: a route per piece.
+  std::vector<int> groups = {};
 };
 
 // Allgather, reducescatter or allreduce on trees of this shape, within nodes along the plan's
