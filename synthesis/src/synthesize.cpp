@@ -75,6 +75,13 @@ bool node_links_bind(const predict::Topology& topology, double node_gbs) {
   return (gpus - 1) / node_gbs > (nodes - 1) / (nodes * nic_gbs);
 }
 
+// The most pieces, doubling from `pieces` while twice as many are at most `most`, whose hops
+// (ranks² × pieces) stay within `budget`.
+int pieces_within(int pieces, int most, long long ranks, long long budget) {
+  while (pieces * 2 <= most && ranks * ranks * pieces * 2 <= budget) pieces *= 2;
+  return pieces;
+}
+
 // The sketches worth proving for this collective on this machine: each wins some sizes on some
 // machines, and there are few enough that synthesis stays within seconds.
 std::vector<Variant> variants(const predict::Topology& topology, ir::Collective collective,
@@ -290,23 +297,21 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
       // bound in 16 pieces against 84 % in four (91 % in eight); 32 were slower (67 %).
       // Backwards the partials leave the node's chains as they end, and more pieces gained
       // nothing there (reduce-scatter 91 % in eight against 90 %, allreduce 87 %).
-      int finer = turns.pieces;
-      while (collective == ir::Collective::AllGather && finer < 16 &&
-             ranks * ranks * finer * 2 <= turns_budget / 2)
-        finer *= 2;
+      const int finer = collective == ir::Collective::AllGather
+                            ? pieces_within(turns.pieces, 16, ranks, turns_budget / 2)
+                            : turns.pieces;
       if (finer > turns.pieces) {
         turns.pieces = finer;
         out.push_back({tree_sketch(topology, collective, plan, turns), ir::Protocol::Simple});
-      }
-      // Where the budget leaves no more pieces (1,024 GPUs), the same four routes per root
-      // carry unequal shares of its block, the first the largest: 5, 4, 4 and 3 sixteenths. The
-      // rounds then end at 31, 56, 81 and 100 % of the NIC's time, not at each quarter: the
-      // node's forwarding of each round still ends before the next round arrives, and the last
-      // round, the smallest, leaves less to forward after the NICs are done. On 32 H100 nodes at
-      // 64 MB, 87 % of the bound against 84 % for four equal pieces (a fluid model of the rounds
-      // put the best shares near 34, 28, 22 and 16 %: 11, 9, 7 and 5 of 32 reached 88 %, for
-      // twice the chunks, and on 1,024 GPUs more than twice the memory).
-      if (collective == ir::Collective::AllGather && finer == turns.pieces && turns.pieces == 4) {
+      } else if (collective == ir::Collective::AllGather && turns.pieces == 4) {
+        // Where the budget leaves no more pieces (1,024 GPUs), the same four routes per root
+        // carry unequal shares of its block, the first the largest: 5, 4, 4 and 3 sixteenths. The
+        // rounds then end at 31, 56, 81 and 100 % of the NIC's time, not at each quarter: the
+        // node's forwarding of each round still ends before the next round arrives, and the last
+        // round, the smallest, leaves less to forward after the NICs are done. On 32 H100 nodes at
+        // 64 MB, 87 % of the bound against 84 % for four equal pieces (a fluid model of the rounds
+        // put the best shares near 34, 28, 22 and 16 %: 11, 9, 7 and 5 of 32 reached 88 %, for
+        // twice the chunks, and on 1,024 GPUs more than twice the memory).
         turns.pieces = 16;
         turns.groups = {5, 4, 4, 3};
         out.push_back({tree_sketch(topology, collective, plan, turns), ir::Protocol::Simple});
@@ -375,9 +380,8 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
         // between the two. On four H100 nodes no faster (90 %). Allreduce's budget leaves no
         // room; MSCCL's XML reader does not take these (over 4,096 elements per rank).
         if (collective == ir::Collective::ReduceScatter) {
-          int finer = piped.pieces;
-          while (finer < 4 * piped.pieces && finer < 256 && ranks * ranks * finer * 2 <= budget)
-            finer *= 2;
+          const int finer =
+              pieces_within(piped.pieces, std::min(4 * piped.pieces, 256), ranks, budget);
           if (finer > piped.pieces) {
             const int scale = finer / piped.pieces;
             TreeShape fine = piped;
