@@ -92,8 +92,7 @@ int FlowNetwork::bundle_of(std::span<const LinkUse> uses, double cap) {
     free_bundles_.pop_back();
   }
   Bundle& bundle = bundles_[static_cast<std::size_t>(id)];
-  bundle.uses.assign(uses.begin(), uses.end());
-  bundle.slots.resize(uses.size());
+  bundle.uses.resize(uses.size());
   bundle.key = key;
   bundle.cap = cap;
   bundle.limit = 0;  // asks nothing of its fair links until relimit gives it its limit
@@ -102,9 +101,10 @@ int FlowNetwork::bundle_of(std::span<const LinkUse> uses, double cap) {
   bundle.updated = now_;
   bundle.end = 0;
   bundle.flows.clear();
+  std::vector<Use>& own = bundle.uses;
   for (std::size_t k = 0; k < uses.size(); ++k) {
     const auto l = static_cast<std::size_t>(uses[k].link);
-    bundle.slots[k] = members_[l].size();
+    own[k] = {uses[k].link, static_cast<std::uint32_t>(members_[l].size()), uses[k].weight};
     members_[l].push_back({id, uses[k].weight, 0, 0});
   }
   index_insert(id);
@@ -144,18 +144,15 @@ void FlowNetwork::index_erase(int id) {
 void FlowNetwork::drop_bundle(int id) {
   Bundle& bundle = bundles_[static_cast<std::size_t>(id)];
   heap_remove(id);
-  for (std::size_t k = 0; k < bundle.uses.size(); ++k) {
-    const LinkUse& use = bundle.uses[k];
+  for (const Use& use : bundle.uses) {
     // Out of the link's list in constant time: the last member takes this one's place.
     auto& list = members_[static_cast<std::size_t>(use.link)];
-    const std::size_t slot = bundle.slots[k];
     const Member moved = list.back();
-    list[slot] = moved;
+    list[use.slot] = moved;
     list.pop_back();
     if (moved.id != id) {
-      Bundle& other = bundles_[static_cast<std::size_t>(moved.id)];
-      for (std::size_t j = 0; j < other.uses.size(); ++j) {
-        if (other.uses[j].link == use.link) other.slots[j] = slot;
+      for (Use& other : bundles_[static_cast<std::size_t>(moved.id)].uses) {
+        if (other.link == use.link) other.slot = use.slot;
       }
     }
   }
@@ -166,7 +163,7 @@ void FlowNetwork::drop_bundle(int id) {
 
 double FlowNetwork::even_limit(const Bundle& bundle) const {
   double limit = bundle.cap;
-  for (const LinkUse& use : bundle.uses) {
+  for (const Use& use : bundle.uses) {
     const auto l = static_cast<std::size_t>(use.link);
     if (fair_[l] == 0) limit = std::min(limit, share_[l]);
   }
@@ -199,10 +196,9 @@ void FlowNetwork::relimit(int id) {
   const double limit = even_limit(bundle);
   if (limit == bundle.limit) return;
   const auto count = static_cast<double>(bundle.flows.size());
-  for (std::size_t k = 0; k < bundle.uses.size(); ++k) {
-    const LinkUse& use = bundle.uses[k];
+  for (const Use& use : bundle.uses) {
     const auto l = static_cast<std::size_t>(use.link);
-    members_[l][bundle.slots[k]].limit = limit;
+    members_[l][use.slot].limit = limit;
     if (fair_[l] == 0) continue;
     least_[l] = std::min(least_[l], limit);
     demand_[l] += count * (demand_on(limit, use.weight, use.link) -
@@ -240,8 +236,12 @@ void FlowNetwork::relimit_links() {
       mark_dirty(link);
       continue;
     }
-    // An even link whose share, before the instant and after it, is no less than any flow's cap
-    // limits none of its flows, before or after.
+    // An even link whose load is back where it was (a threadblock's step ended and its next
+    // began on the same links in the same instant) moves no flow's limit: its share is the
+    // same, and what moved elsewhere is that link's to settle.
+    if (load_before_[l] == load_[l]) continue;
+    // Nor does one whose share, before the instant and after it, is no less than any flow's
+    // cap: it limits none of its flows, before or after.
     const double heaviest = std::max(load_before_[l], load_[l]);
     if (heaviest <= 0 || capacity_[l] / heaviest >= max_cap_) continue;
     // A flow limited below the lesser of the link's shares, before and after, is limited
@@ -352,7 +352,7 @@ void FlowNetwork::resolve() {
   for (const int id : touched_) {
     Bundle& bundle = bundles_[static_cast<std::size_t>(id)];
     double rate = bundle.limit;
-    for (const LinkUse& use : bundle.uses) {
+    for (const Use& use : bundle.uses) {
       const auto l = static_cast<std::size_t>(use.link);
       if (fair_[l] != 0) rate = std::min(rate, level_[l]);
     }
@@ -462,12 +462,11 @@ int FlowNetwork::start(double now, double bytes, std::span<const LinkUse> uses, 
   flow.target = bundle.served + std::max(0.0, bytes);
   bundle.flows.push_back({flow.target, id});
   std::push_heap(bundle.flows.begin(), bundle.flows.end(), Waiting::later);
-  for (std::size_t k = 0; k < bundle.uses.size(); ++k) {
-    const LinkUse& use = bundle.uses[k];
+  for (const Use& use : bundle.uses) {
     const auto l = static_cast<std::size_t>(use.link);
     mark_changed(use.link);
     load_[l] += use.weight;
-    ++members_[l][bundle.slots[k]].count;
+    ++members_[l][use.slot].count;
     // It asks what its bundle's flows ask; a new bundle's limit is 0 until relimit.
     if (fair_[l] != 0) demand_[l] += demand_on(bundle.limit, use.weight, use.link);
   }
@@ -508,11 +507,10 @@ void FlowNetwork::finish(double now, int id) {
   flow.bundle = -1;
   free_ids_.push_back(id);
   settle(bundle, now);
-  for (std::size_t k = 0; k < bundle.uses.size(); ++k) {
-    const LinkUse& use = bundle.uses[k];
+  for (const Use& use : bundle.uses) {
     const auto l = static_cast<std::size_t>(use.link);
     mark_changed(use.link);
-    --members_[l][bundle.slots[k]].count;
+    --members_[l][use.slot].count;
     const bool alone = bundle.flows.empty() && members_[l].size() == 1;
     load_[l] = alone ? 0 : std::max(0.0, load_[l] - use.weight);
     if (fair_[l] != 0) demand_[l] -= demand_on(bundle.limit, use.weight, use.link);
