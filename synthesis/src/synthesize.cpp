@@ -630,6 +630,7 @@ Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& 
   // The widest sketches first (they come last): at 1 GB on eight A100 nodes they leave the
   // LL128 sketches out of allreduce, whose predictions from the first were a fifth of its time.
   tune.prunable_backwards = true;
+  tune.gap = request.gap;
   tune.floor_us = [&s](const tuning::Candidate& c, std::uint64_t bytes) {
     return s.bound.time_us(bytes, c.algorithm.protocol);
   };

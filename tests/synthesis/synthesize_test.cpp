@@ -172,6 +172,64 @@ TEST_CASE("Sketches left unpredicted by their protocol's bound or their floor ch
   CHECK(left_out[1] > 0);
 }
 
+// With a gap, a sketch whose bound is within it of a time already predicted at a size is not
+// predicted there: the best left is at most the gap slower than the best of every sketch, and more
+// is left out than without a gap. A gap of 1 or more, or below 0, is refused.
+TEST_CASE("An optimality gap leaves out sketches that could be at most that much faster") {
+  const predict::Topology two_by_two = topology("a100-nvswitch", 2, 2);
+  const std::vector<std::uint64_t> sizes{1 << 12, 1 << 20, 64ull << 20, 1ull << 30};
+  const double gap = 0.05;
+  std::size_t left_out[2] = {0, 0};  // without the gap, with it
+  for (const ir::Collective c : {ir::Collective::AllGather, ir::Collective::ReduceScatter,
+                                 ir::Collective::AllReduce, ir::Collective::AllToAll}) {
+    INFO(ir::to_string(c));
+    SynthesisRequest request;
+    request.collective = c;
+    std::vector<std::string> rejected;
+    const std::vector<tuning::Candidate> sketches =
+        synthesized_candidates(two_by_two, request, rejected);
+    REQUIRE(!sketches.empty());
+    const Bound bound = bandwidth_bound(two_by_two, c);
+    tuning::TuneRequest tune;
+    tune.collective = c;
+    tune.sizes = sizes;
+    tune.with_nccl = false;
+    const tuning::Tuning every = tuning::tune(sketches, two_by_two, tune);
+    tune.prunable = sketches.size();
+    tune.prunable_backwards = true;
+    tune.floor_us = [&bound](const tuning::Candidate& k, std::uint64_t bytes) {
+      return bound.time_us(bytes, k.algorithm.protocol);
+    };
+    for (const double g : {0.0, gap}) {
+      tune.gap = g;
+      const tuning::Tuning pruned = tuning::tune(sketches, two_by_two, tune);
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        INFO("gap " << g << " at " << sizes[i] << " bytes");
+        double best_every = tuning::kNotApplicable;
+        double best_pruned = tuning::kNotApplicable;
+        for (std::size_t k = 0; k < sketches.size(); ++k) {
+          best_every = std::min(best_every, every.contenders[k].time_us[i]);
+          best_pruned = std::min(best_pruned, pruned.contenders[k].time_us[i]);
+          if (pruned.contenders[k].time_us[i] == tuning::kNotApplicable &&
+              every.contenders[k].time_us[i] < tuning::kNotApplicable) {
+            ++left_out[g > 0 ? 1 : 0];
+          }
+        }
+        CHECK(best_pruned <= best_every * (1 + g) * (1 + 1e-9));
+        if (g == 0) CHECK(best_pruned == best_every);
+      }
+    }
+  }
+  CHECK(left_out[1] > left_out[0]);
+  tuning::TuneRequest refused;
+  refused.collective = ir::Collective::AllGather;
+  refused.sizes = {1 << 20};
+  for (const double g : {-0.01, 1.0}) {
+    refused.gap = g;
+    CHECK_THROWS_WITH(tuning::tune({}, two_by_two, refused), Catch::Contains("tune: a gap of"));
+  }
+}
+
 TEST_CASE("Within MSCCL's limits every sketch still proves, or is left out with the limit named") {
   SynthesisRequest request;
   request.collective = ir::Collective::AllReduce;

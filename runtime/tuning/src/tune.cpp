@@ -35,6 +35,10 @@ std::optional<std::string> write_text(const fs::path& path, const std::string& t
 
 Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& topology,
             const TuneRequest& request) {
+  if (!(request.gap >= 0 && request.gap < 1)) {
+    throw std::invalid_argument(
+        fmt::format("tune: a gap of {} (a fraction from 0, below 1)", request.gap));
+  }
   if (request.prunable > candidates.size()) {
     // The caller's count of its own candidates is stale: reading past them would be undefined.
     throw std::invalid_argument(fmt::format("tune: {} prunable candidates asked of {} candidates",
@@ -69,6 +73,7 @@ Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& t
       if (request.prunable_backwards) {
         for (double& ceiling : pruning.ceiling_us) ceiling *= 1 + 1e-9;
       }
+      for (double& ceiling : pruning.ceiling_us) ceiling /= 1 + request.gap;
       for (std::size_t i = 0; request.floor_us && i < sizes; ++i) {
         pruning.floor_us.push_back(request.floor_us(candidate, request.sizes[i]));
       }
@@ -102,8 +107,12 @@ Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& t
   if (left_out > 0) {
     info.notes.push_back(fmt::format(
         "{} prediction(s) left out (n/a in the tables): at those sizes a lower bound on the "
-        "candidate's time was no less than another candidate's predicted time",
-        left_out));
+        "candidate's time was no less than another candidate's predicted time{}",
+        left_out,
+        request.gap > 0
+            ? fmt::format(" less the gap ({:g} %): it could be at most that much faster",
+                          request.gap * 100)
+            : std::string()));
   }
   return tuning;
 }

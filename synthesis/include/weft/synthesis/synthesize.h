@@ -35,6 +35,10 @@ struct SynthesisRequest {
   // Prove every sketch, chosen or not (`weftc synthesize --all` writes them all); else only
   // the sketches that win a band, which are the ones written.
   bool prove_all = false;
+  // The optimality gap, a fraction (tuning::TuneRequest::gap): at a size, sketches whose bound
+  // is within it of a sketch predicted there are not predicted; the chosen sketch is then at
+  // most that much slower than the best of them.
+  double gap = 0.01;
 };
 
 // Why a sketch is left out where compiling or proving it ran out of memory (past the process's
