@@ -9,6 +9,9 @@ namespace weft::predict::detail {
 
 namespace {
 constexpr double kUnbound = std::numeric_limits<double>::infinity();
+// How many bundles ahead their links are fetched, and twice that the bundles themselves: enough
+// to overlap the misses, few enough that what is fetched is still there when it is read.
+constexpr std::size_t kAhead = 8;
 }  // namespace
 
 FlowNetwork::FlowNetwork(std::vector<double> capacity, std::vector<bool> fair)
@@ -248,9 +251,24 @@ void FlowNetwork::relimit_links() {
     // elsewhere either way.
     const double lesser = capacity_[l] / heaviest;
     for (const Member& member : members_[l]) {
-      if (member.limit >= lesser) relimit(member.id);
+      if (member.limit >= lesser) pending_.push_back(member.id);
     }
   }
+  // In the order the links name them: a bundle's member elsewhere changes only when it is
+  // re-limited itself, so these are the bundles, and the order, that re-limiting link by link
+  // reached. On many GPUs each is a cache miss for the bundle and another for its links: fetched
+  // ahead (its links once the bundle is in), they overlap (64 H100 nodes' alltoall through rail
+  // peers at 64 MB: 11 % less time; fetching ahead for the new rates too gained nothing).
+  for (std::size_t k = 0; k < pending_.size(); ++k) {
+    if (k + 2 * kAhead < pending_.size()) {
+      __builtin_prefetch(&bundles_[static_cast<std::size_t>(pending_[k + 2 * kAhead])]);
+    }
+    if (k + kAhead < pending_.size()) {
+      __builtin_prefetch(bundles_[static_cast<std::size_t>(pending_[k + kAhead])].uses.data());
+    }
+    relimit(pending_[k]);
+  }
+  pending_.clear();
   for (const int id : joined_) {
     // A bundle whose flows all ended in the instant they joined it is gone.
     if (bundles_[static_cast<std::size_t>(id)].flows.empty()) continue;

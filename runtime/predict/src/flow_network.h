@@ -197,6 +197,7 @@ class FlowNetwork {
   std::vector<std::uint32_t> limit_stamp_;  // per bundle: the pass that re-limited it
   std::vector<std::uint32_t> touch_stamp_;  // per bundle: the pass that touched it
   std::vector<int> touched_;                // bundles whose rate may have moved in this pass
+  std::vector<int> pending_;                // scratch: bundles to re-limit (relimit_links)
   std::vector<std::pair<double, double>> fill_;  // scratch: (limit, weight) for water-filling
   std::uint32_t pass_ = 0;
   bool open_ = false;   // starts or finishes wait for resolve()
