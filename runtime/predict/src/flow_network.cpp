@@ -36,12 +36,12 @@ void FlowNetwork::settle(Bundle& bundle, double now) {
 
 FlowNetwork::HeapEntry FlowNetwork::key_of(int id) const {
   const Bundle& bundle = bundles_[static_cast<std::size_t>(id)];
-  return {bundle.end, bundle.flows.front().id, id};
+  return {bundle.end, bundle.first.id, id};
 }
 
 void FlowNetwork::reschedule(int id) {
   Bundle& bundle = bundles_[static_cast<std::size_t>(id)];
-  const double left = std::max(0.0, bundle.flows.front().target - bundle.served);
+  const double left = std::max(0.0, bundle.first.target - bundle.served);
   bundle.end = bundle.updated + left / bundle.rate;
   heap_update(id);
 }
@@ -480,6 +480,7 @@ int FlowNetwork::start(double now, double bytes, std::span<const LinkUse> uses, 
   flow.target = bundle.served + std::max(0.0, bytes);
   bundle.flows.push_back({flow.target, id});
   std::push_heap(bundle.flows.begin(), bundle.flows.end(), Waiting::later);
+  bundle.first = bundle.flows.front();
   for (const Use& use : bundle.uses) {
     const auto l = static_cast<std::size_t>(use.link);
     mark_changed(use.link);
@@ -489,7 +490,7 @@ int FlowNetwork::start(double now, double bytes, std::span<const LinkUse> uses, 
     if (fair_[l] != 0) demand_[l] += demand_on(bundle.limit, use.weight, use.link);
   }
   // Running already: the new flow may be its first to end.
-  if (heap_slot_[static_cast<std::size_t>(b)] >= 0 && bundle.flows.front().id == id) {
+  if (heap_slot_[static_cast<std::size_t>(b)] >= 0 && bundle.first.id == id) {
     reschedule(b);
   }
   joined_.push_back(b);
@@ -515,13 +516,14 @@ void FlowNetwork::finish(double now, int id) {
   const int b = flow.bundle;
   Bundle& bundle = bundles_[static_cast<std::size_t>(b)];
   // Mostly its bundle's first; a flow ended early is looked for.
-  if (bundle.flows.front().id == id) {
+  if (bundle.first.id == id) {
     std::pop_heap(bundle.flows.begin(), bundle.flows.end(), Waiting::later);
     bundle.flows.pop_back();
   } else {
     std::erase_if(bundle.flows, [id](const Waiting& w) { return w.id == id; });
     std::make_heap(bundle.flows.begin(), bundle.flows.end(), Waiting::later);
   }
+  if (!bundle.flows.empty()) bundle.first = bundle.flows.front();
   flow.bundle = -1;
   free_ids_.push_back(id);
   settle(bundle, now);
