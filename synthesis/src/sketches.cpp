@@ -196,8 +196,21 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
   if (split_by_node && partial_channels > direct_channels) s.name += "_lead";
   if (forward_channels > 1) s.name += fmt::format("_f{}", forward_channels);
   if (nodes > 1 && shape.partials_first > 0) s.name += "_pfirst";
-  if (within == Within::Direct && !shape.groups.empty())
-    s.name += fmt::format("_g{}", fmt::join(shape.groups, "_"));
+  if (within == Within::Direct && !shape.groups.empty()) {
+    // Runs of three or more as COUNTxRUN: a file's name stays short (_g1x16_2x248).
+    std::vector<std::string> runs;
+    for (std::size_t k = 0; k < shape.groups.size();) {
+      std::size_t end = k;
+      while (end < shape.groups.size() && shape.groups[end] == shape.groups[k]) ++end;
+      if (end - k >= 3) {
+        runs.push_back(fmt::format("{}x{}", shape.groups[k], end - k));
+      } else {
+        for (std::size_t j = k; j < end; ++j) runs.push_back(std::to_string(shape.groups[j]));
+      }
+      k = end;
+    }
+    s.name += fmt::format("_g{}", fmt::join(runs, "_"));
+  }
   if (within == Within::Direct && direct_channels < shape.pieces) {
     s.name += fmt::format("_c{}", direct_channels);
     // Unfused, the threadblock that takes a piece from the network takes the next one at once,

@@ -82,8 +82,9 @@ struct TreeShape {
   // every other node's roots, and on one channel per peer it would take them one root after
   // another, each root's last piece holding up the next root's first.
   int forward_channels = 0;
-  // Direct trees taking turns: the pieces travel in groups of these many (summing to `pieces`),
-  // each group one route; empty: a route per piece.
+  // Direct trees: the pieces travel in groups of these many (summing to `pieces`), each group
+  // one route, group k on direct channel k; split by node, a group's partials reduce on the
+  // channel of its first piece. Empty: a route per piece.
   std::vector<int> groups = {};
 };
 
