@@ -108,6 +108,35 @@ TEST_CASE("Tuning refuses more prunable candidates than it is given") {
   CHECK_NOTHROW(tuning::tune(sketches, two_by_two, tune));
 }
 
+// A collective's sketches on a machine, their bound, their tuning with every one predicted at
+// `sizes`, and a request that leaves them out against their protocol's bound (prunable).
+struct PruningCase {
+  std::vector<tuning::Candidate> sketches;
+  Bound bound;
+  tuning::TuneRequest tune;
+  tuning::Tuning every;
+};
+
+PruningCase pruning_case(const predict::Topology& machine, ir::Collective c,
+                         const std::vector<std::uint64_t>& sizes, bool with_nccl) {
+  PruningCase p;
+  SynthesisRequest request;
+  request.collective = c;
+  std::vector<std::string> rejected;
+  p.sketches = synthesized_candidates(machine, request, rejected);
+  REQUIRE(!p.sketches.empty());
+  p.bound = bandwidth_bound(machine, c);
+  p.tune.collective = c;
+  p.tune.sizes = sizes;
+  p.tune.with_nccl = with_nccl;
+  p.every = tuning::tune(p.sketches, machine, p.tune);
+  p.tune.prunable = p.sketches.size();
+  p.tune.floor_us = [bound = p.bound](const tuning::Candidate& k, std::uint64_t bytes) {
+    return bound.time_us(bytes, k.algorithm.protocol);
+  };
+  return p;
+}
+
 TEST_CASE("Sketches left unpredicted by their protocol's bound or their floor change no choice") {
   const predict::Topology two_by_two = topology("a100-nvswitch", 2, 2);
   const std::vector<std::uint64_t> sizes{1 << 12, 1 << 20, 64ull << 20, 1ull << 30};
@@ -115,21 +144,11 @@ TEST_CASE("Sketches left unpredicted by their protocol's bound or their floor ch
   for (const ir::Collective c : {ir::Collective::AllGather, ir::Collective::ReduceScatter,
                                  ir::Collective::AllReduce, ir::Collective::AllToAll}) {
     INFO(ir::to_string(c));
-    SynthesisRequest request;
-    request.collective = c;
-    std::vector<std::string> rejected;
-    const std::vector<tuning::Candidate> sketches =
-        synthesized_candidates(two_by_two, request, rejected);
-    REQUIRE(!sketches.empty());
-    const Bound bound = bandwidth_bound(two_by_two, c);
-    tuning::TuneRequest tune;
-    tune.collective = c;
-    tune.sizes = sizes;
-    const tuning::Tuning every = tuning::tune(sketches, two_by_two, tune);
-    tune.prunable = sketches.size();
-    tune.floor_us = [&bound](const tuning::Candidate& k, std::uint64_t bytes) {
-      return bound.time_us(bytes, k.algorithm.protocol);
-    };
+    PruningCase p = pruning_case(two_by_two, c, sizes, true);
+    const std::vector<tuning::Candidate>& sketches = p.sketches;
+    const Bound& bound = p.bound;
+    tuning::TuneRequest& tune = p.tune;
+    const tuning::Tuning& every = p.every;
     for (const bool backwards : {false, true}) {
       INFO((backwards ? "from the last sketch" : "from the first sketch"));
       tune.prunable_backwards = backwards;
@@ -183,23 +202,11 @@ TEST_CASE("An optimality gap leaves out sketches that could be at most that much
   for (const ir::Collective c : {ir::Collective::AllGather, ir::Collective::ReduceScatter,
                                  ir::Collective::AllReduce, ir::Collective::AllToAll}) {
     INFO(ir::to_string(c));
-    SynthesisRequest request;
-    request.collective = c;
-    std::vector<std::string> rejected;
-    const std::vector<tuning::Candidate> sketches =
-        synthesized_candidates(two_by_two, request, rejected);
-    REQUIRE(!sketches.empty());
-    const Bound bound = bandwidth_bound(two_by_two, c);
-    tuning::TuneRequest tune;
-    tune.collective = c;
-    tune.sizes = sizes;
-    tune.with_nccl = false;
-    const tuning::Tuning every = tuning::tune(sketches, two_by_two, tune);
-    tune.prunable = sketches.size();
+    PruningCase p = pruning_case(two_by_two, c, sizes, false);
+    const std::vector<tuning::Candidate>& sketches = p.sketches;
+    tuning::TuneRequest& tune = p.tune;
+    const tuning::Tuning& every = p.every;
     tune.prunable_backwards = true;
-    tune.floor_us = [&bound](const tuning::Candidate& k, std::uint64_t bytes) {
-      return bound.time_us(bytes, k.algorithm.protocol);
-    };
     for (const double g : {0.0, gap}) {
       tune.gap = g;
       const tuning::Tuning pruned = tuning::tune(sketches, two_by_two, tune);
