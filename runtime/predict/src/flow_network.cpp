@@ -299,17 +299,20 @@ double FlowNetwork::water_level(int link) {
   double above_hint = 0;  // Σ weight of the others
   double highest_below = 0;
   double lowest_above = kUnbound;
+  // The reading is most of a large allgather's prediction (1,024 H100 GPUs): demand_on
+  // written out with the capacity read once, and each member's side of the hint chosen
+  // without a branch (a sum gains +0.0 and a bound its own value on the other side, which moves
+  // neither: every sum is the same).
   for (const Member& member : members_[l]) {
     const auto count = static_cast<double>(member.count);
-    demand += count * demand_on(member.limit, member.weight, link);
-    least = std::min(least, member.limit);
-    if (member.limit < hint) {
-      below_hint += member.limit * member.weight * count;
-      highest_below = std::max(highest_below, member.limit);
-    } else {
-      above_hint += member.weight * count;
-      lowest_above = std::min(lowest_above, member.limit);
-    }
+    const double limit = member.limit;
+    demand += count * std::min(member.weight * limit, capacity);
+    least = std::min(least, limit);
+    const bool below = limit < hint;
+    below_hint += below ? limit * member.weight * count : 0.0;
+    highest_below = std::max(highest_below, below ? limit : 0.0);
+    above_hint += below ? 0.0 : member.weight * count;
+    lowest_above = std::min(lowest_above, below ? kUnbound : limit);
   }
   demand_[l] = demand;
   least_[l] = least;
