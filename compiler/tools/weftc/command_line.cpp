@@ -81,6 +81,20 @@ CLI::Validator whole_number(std::int64_t min, std::int64_t max, const std::strin
       fmt::format("{}..{}", min, max));
 }
 
+CLI::Validator percent(double min, double max, const std::string& what) {
+  return CLI::Validator(
+      [min, max, what](std::string& input) -> std::string {
+        double value = 0;
+        const char* end = input.data() + input.size();
+        const auto [stop, error] = std::from_chars(input.data(), end, value);
+        if (error != std::errc() || stop != end || !(value >= min && value <= max)) {
+          return fmt::format("'{}': {} must be a percent from {:g} to {:g}", input, what, min, max);
+        }
+        return {};
+      },
+      "PERCENT");
+}
+
 std::optional<std::string> misspelling(const CLI::App& app, int argc, const char* const* argv) {
   std::vector<std::string> commands;
   for (const CLI::App* command : app.get_subcommands({})) commands.push_back(command->get_name());

@@ -15,6 +15,10 @@ namespace weft::weftc {
 // "--tile: '0': the elements in a tile must be a whole number from 1 to 1073741824".
 CLI::Validator whole_number(std::int64_t min, std::int64_t max, const std::string& what);
 
+// A percent from `min` to `max` (digits, with a fraction where wanted), worded as whole_number:
+// "--gap: '60': the optimality gap must be a percent from 0 to 50".
+CLI::Validator percent(double min, double max, const std::string& what);
+
 // The first problem CLI11 would word badly: an unknown subcommand (with the nearest name, where
 // one is near) or an option its subcommand does not have (with the nearest option). nullopt when
 // neither; CLI11 then parses and reports the rest.

@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "../command_line.h"
 #include "../commands.h"
 #include "../compile/algorithms.h"
 #include "../compile/candidates.h"
@@ -46,7 +47,7 @@ struct SynthesizeArgs {
   bool force = false;
   bool all = false;
   bool bound_only = false;
-  double gap_percent = 1;  // --gap
+  double gap_percent = synthesis::SynthesisRequest{}.gap * 100;  // --gap: synthesis's own default
   std::string max_memory;  // --max-memory: empty for nine tenths of what is available
   std::string output;
 };
@@ -279,21 +280,11 @@ void add_synthesize_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--bound-only", args->bound_only,
                 "Print the bound and stop (seconds even for a thousand GPUs)");
   cmd->add_option("--gap", args->gap_percent,
-                  "Optimality gap in percent (default 1): at a size, sketches that could be at "
-                  "most this much faster than one predicted there are not predicted (0: every "
-                  "sketch that could be faster is)")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            // As a percent, not as CLI::Range's six-decimal bounds.
-            try {
-              std::size_t used = 0;
-              const double percent = std::stod(text, &used);
-              if (used == text.size() && percent >= 0 && percent <= 50) return {};
-            } catch (const std::exception&) {
-            }
-            return fmt::format("'{}' is not a percent from 0 to 50", text);
-          },
-          "PERCENT"));
+                  "Optimality gap in percent: at a size, sketches that could be at most this "
+                  "much faster than one predicted there are not predicted (0: every sketch that "
+                  "could be faster is)")
+      ->capture_default_str()
+      ->check(percent(0, 50, "the optimality gap"));
   cmd->add_option("--max-memory", args->max_memory,
                   "Memory weftc may take, e.g. 8G (default: nine tenths of what the machine has "
                   "available); a sketch that needs more is left out and named, and a synthesis "
