@@ -104,10 +104,9 @@ int FlowNetwork::bundle_of(std::span<const LinkUse> uses, double cap) {
   bundle.updated = now_;
   bundle.end = 0;
   bundle.flows.clear();
-  std::vector<Use>& own = bundle.uses;
   for (std::size_t k = 0; k < uses.size(); ++k) {
     const auto l = static_cast<std::size_t>(uses[k].link);
-    own[k] = {uses[k].link, static_cast<std::uint32_t>(members_[l].size()), uses[k].weight};
+    bundle.uses[k] = {uses[k].link, static_cast<std::uint32_t>(members_[l].size()), uses[k].weight};
     members_[l].push_back({id, uses[k].weight, 0, 0});
   }
   index_insert(id);
