@@ -256,6 +256,76 @@ TEST_CASE("order only through FIFO back-pressure holds at depth 1 and not deeper
   CHECK_FALSE(verify(executor, VerifyOptions{}).passed());
 }
 
+// Rank 0's tb 0 sends, writes output chunk 0, and sends again, learning nothing from others in
+// between: both messages carry what it knew from others in one stored copy of its clock, and
+// differ only in its own clock. Rank 1's tb 0 receives both; its tb 1 then sends back (waiting
+// for the second receive), and rank 0's tb 1 receives that and reads output chunk 0. The read
+// follows the write through the second message alone. With the write after both sends,
+// nothing orders the two.
+constexpr std::string_view kWriteBetweenSends = R"xml(
+<algo name="write_between_sends" proto="Simple" nchannels="2" nchunksperloop="1" ngpus="2" coll="custom" inplace="0" outofplace="1" minBytes="0" maxBytes="0">
+  <gpu id="0" i_chunks="1" o_chunks="3" s_chunks="0">
+    <tb id="0" send="1" recv="-1" chan="0">
+      <step s="0" type="s" srcbuf="i" srcoff="0" dstbuf="o" dstoff="-1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="1" type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="2" type="s" srcbuf="i" srcoff="0" dstbuf="o" dstoff="-1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+    <tb id="1" send="-1" recv="1" chan="1">
+      <step s="0" type="r" srcbuf="i" srcoff="-1" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="1" type="cpy" srcbuf="o" srcoff="0" dstbuf="o" dstoff="2" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+  </gpu>
+  <gpu id="1" i_chunks="1" o_chunks="2" s_chunks="0">
+    <tb id="0" send="-1" recv="0" chan="0">
+      <step s="0" type="r" srcbuf="i" srcoff="-1" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="1" type="r" srcbuf="i" srcoff="-1" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="1"/>
+    </tb>
+    <tb id="1" send="0" recv="-1" chan="1">
+      <step s="0" type="s" srcbuf="i" srcoff="0" dstbuf="o" dstoff="-1" cnt="1" depid="0" deps="1" hasdep="0"/>
+    </tb>
+  </gpu>
+</algo>)xml";
+
+CollectiveSpec write_between_sends_spec() {
+  CollectiveSpec spec;
+  spec.name = "write_between_sends";
+  spec.ngpus = 2;
+  spec.input_chunks = {1, 1};
+  spec.output_chunks = {3, 2};
+  spec.expected = {{{{0, 0}}, {{1, 0}}, {{0, 0}}}, {{{0, 0}}, {{0, 0}}}};
+  return spec;
+}
+
+TEST_CASE("messages sent between two receives carry their sender's own clock at each send",
+          "[cpu][race]") {
+  const ir::Algorithm algo = testing::load(kWriteBetweenSends);
+  const Executor executor(algo, write_between_sends_spec());
+  const std::string send =
+      R"(<step s="2" type="s" srcbuf="i" srcoff="0" dstbuf="o" dstoff="-1" cnt="1" depid="-1" deps="-1" hasdep="0"/>)";
+  const std::string write =
+      R"(<step s="1" type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>)";
+  const std::string swapped = replaced(
+      replaced(
+          replaced(kWriteBetweenSends, send, "SEND"), write,
+          R"(<step s="1" type="s" srcbuf="i" srcoff="0" dstbuf="o" dstoff="-1" cnt="1" depid="-1" deps="-1" hasdep="0"/>)"),
+      "SEND",
+      R"(<step s="2" type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>)");
+  const ir::Algorithm late = testing::load(swapped);
+  const Executor racy(late, write_between_sends_spec());
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    for (int depth : {0, 1, 2}) {
+      const RunResult ordered = executor.run(testing::options(37, 8, depth, seed));
+      INFO("seed " << seed << " depth " << depth << "\n" << ordered.report());
+      CHECK(ordered.outcome == Outcome::Pass);
+      const RunResult result = racy.run(testing::options(37, 8, depth, seed));
+      INFO(result.report());
+      REQUIRE(result.outcome == Outcome::Race);
+      CHECK(any_race_pairs(result, 0, ir::BufferKind::Output, {0, 2, "cpy", true},
+                           {1, 1, "cpy", false}));
+    }
+  }
+}
+
 TEST_CASE("race freedom is derived only from a deeper FIFO that showed none", "[cpu][race]") {
   VerifyOptions options;
   options.fifo_depths = {1, 2};

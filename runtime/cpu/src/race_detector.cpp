@@ -60,6 +60,7 @@ std::string RaceDetector::cannot_check(const Plan& plan, int tiles) {
 RaceDetector::RaceDetector(const Plan& plan, const ModeLayout& layout, int tiles, int fifo_depth)
     : plan_(plan), layout_(layout), tiles_(tiles), fifo_depth_(fifo_depth) {
   build_components();
+  copy_of_.assign(plan_.threadblocks.size(), kNoCopy);
 
   // Dependency targets: a snapshot of the target's clock is kept per tile until every step that
   // waits on it has joined it, because the target may run on before its waiters do.
@@ -186,7 +187,14 @@ void RaceDetector::tick(int g, Clock clock) {
   }
 }
 
-std::uint32_t RaceDetector::snapshot(int g) {
+RaceDetector::Held RaceDetector::snapshot(int g) {
+  const auto ug = static_cast<std::size_t>(g);
+  const Clock own = known(g, g);
+  std::uint32_t& copy = copy_of_[ug];
+  if (copy != kNoCopy) {
+    ++stored_[copy].refs;
+    return {copy, own};
+  }
   std::uint32_t slot = 0;
   if (free_slots_.empty()) {
     slot = static_cast<std::uint32_t>(stored_.size());
@@ -199,34 +207,41 @@ std::uint32_t RaceDetector::snapshot(int g) {
   Stored& s = stored_[slot];
   if (dense(g)) {
     const Clock* now = dense_clock(g);
-    s.dense.assign(now, now + width_[component_[static_cast<std::size_t>(g)]]);
+    s.dense.assign(now, now + width_[component_[ug]]);
   } else {
-    s.sparse = sparse_[static_cast<std::size_t>(g)];
+    s.sparse = sparse_[ug];
   }
-  return slot;
+  s.refs = 2;  // this snapshot, and the threadblock's until it learns something new
+  copy = slot;
+  return {slot, own};
 }
 
 void RaceDetector::release(std::uint32_t slot) {
-  free_slots_.push_back(slot);
+  if (--stored_[slot].refs == 0) free_slots_.push_back(slot);
 }
 
-void RaceDetector::join(int g, int owner, std::uint32_t slot) {
-  // Edges join threadblocks of one component only, so `slot` holds a clock of g's component.
+void RaceDetector::join(int g, int owner, Held held) {
+  // Edges join threadblocks of one component only, so the copy holds a clock of g's component.
   // Already ordered after the owner's event: every clock this one has joined was complete, so
-  // it already holds everything that event knew.
-  const Stored& from = stored_[slot];
+  // it already holds everything that event knew. Otherwise g's own clock learns the owner's
+  // event at least, so its stored copy no longer matches it.
+  const Stored& from = stored_[held.slot];
   const std::uint32_t o = index_[static_cast<std::size_t>(owner)];
+  if (known(g, owner) >= held.own) return;
+  const auto ug = static_cast<std::size_t>(g);
+  if (copy_of_[ug] != kNoCopy) {
+    release(copy_of_[ug]);
+    copy_of_[ug] = kNoCopy;
+  }
+  // The copy holds what the owner knew when it was taken, its own clock then included; the
+  // owner's clock at the event (`own`) may be later.
   if (dense(g)) {
     Clock* now = dense_clock(g);
-    if (now[o] >= from.dense[o]) return;
     max_into(now, from.dense.data(), from.dense.size());
+    now[o] = std::max(now[o], held.own);
     return;
   }
-  const auto it = std::lower_bound(from.sparse.begin(), from.sparse.end(), o,
-                                   [](const Entry& e, std::uint32_t i) { return e.index < i; });
-  const Clock theirs = it != from.sparse.end() && it->index == o ? it->clock : 0;
-  if (known(g, owner) >= theirs) return;
-  auto& mine = sparse_[static_cast<std::size_t>(g)];
+  auto& mine = sparse_[ug];
   merged_.clear();
   auto a = mine.begin();
   auto b = from.sparse.begin();
@@ -243,6 +258,13 @@ void RaceDetector::join(int g, int owner, std::uint32_t slot) {
   }
   merged_.insert(merged_.end(), a, mine.end());
   merged_.insert(merged_.end(), b, from.sparse.end());
+  const auto it = std::lower_bound(merged_.begin(), merged_.end(), o,
+                                   [](const Entry& e, std::uint32_t i) { return e.index < i; });
+  if (it != merged_.end() && it->index == o) {
+    it->clock = std::max(it->clock, held.own);
+  } else {
+    merged_.insert(it, {o, held.own});
+  }
   mine.swap(merged_);
 }
 
@@ -254,10 +276,10 @@ void RaceDetector::join_dependency(int g, int target, int owner, int tile) {
     return;
   }
   Snapshot& s = snapshots[static_cast<std::size_t>(tile - snapshots.front().tile)];
-  join(g, owner, s.slot);
+  join(g, owner, s.held);
   --s.remaining;
   while (!snapshots.empty() && snapshots.front().remaining == 0) {
-    release(snapshots.front().slot);
+    release(snapshots.front().held.slot);
     snapshots.pop_front();
   }
 }
@@ -388,10 +410,10 @@ void RaceDetector::on_step(int g, int tile, int step) {
   if (receives) {
     const auto c = static_cast<std::size_t>(tb.recv_connection);
     if (!sent_[c].empty()) {
-      const std::uint32_t slot = sent_[c].front();
+      const Held held = sent_[c].front();
       sent_[c].pop_front();
-      join(g, plan_.connections[c].sender_threadblock, slot);
-      release(slot);
+      join(g, plan_.connections[c].sender_threadblock, held);
+      release(held.slot);
     }
   }
   if (sends) {
@@ -399,10 +421,10 @@ void RaceDetector::on_step(int g, int tile, int step) {
     // Message k + D waits for the receive of message k to free its slot.
     if (fifo_depth_ > 0 && sends_[c] >= static_cast<std::uint64_t>(fifo_depth_) &&
         !received_[c].empty()) {
-      const std::uint32_t slot = received_[c].front();
+      const Held held = received_[c].front();
       received_[c].pop_front();
-      join(g, plan_.connections[c].receiver_threadblock, slot);
-      release(slot);
+      join(g, plan_.connections[c].receiver_threadblock, held);
+      release(held.slot);
     }
     ++sends_[c];
   }

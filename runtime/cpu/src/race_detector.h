@@ -75,15 +75,24 @@ class RaceDetector {
     std::uint32_t index = 0;
     Clock clock = 0;
   };
-  // A copy of a threadblock's clock kept for a later join, in its component's representation.
+  // A copy of a threadblock's clock kept for later joins, in its component's representation,
+  // shared by every snapshot taken until the threadblock learns something new (refs counts them,
+  // and the threadblock itself while the copy is its current one).
   struct Stored {
     std::vector<Clock> dense;
     std::vector<Entry> sparse;
+    std::uint32_t refs = 0;
   };
-  // A stored clock of a dependency target's execution; `slot` indexes stored_.
+  // A threadblock's clock at one execution: the shared copy of what it knew from others then,
+  // and its own clock, which moves on every step without a copy.
+  struct Held {
+    std::uint32_t slot = 0;  // indexes stored_
+    Clock own = 0;
+  };
+  // A stored clock of a dependency target's execution.
   struct Snapshot {
     int tile = 0;
-    std::uint32_t slot = 0;
+    Held held;
     int remaining = 0;  // dependency targets: waiters that have not joined it yet
   };
   void build_components();
@@ -93,9 +102,9 @@ class RaceDetector {
   // before g's current one.
   Clock known(int g, int h) const;
   void tick(int g, Clock clock);
-  std::uint32_t snapshot(int g);
+  Held snapshot(int g);
   void release(std::uint32_t slot);
-  void join(int g, int owner, std::uint32_t slot);
+  void join(int g, int owner, Held held);
   void join_dependency(int g, int target, int owner, int tile);
   std::size_t location(int rank, std::uint8_t slot, int chunk, int tile) const;
   void read(int g, int step, int rank, std::uint8_t slot, int chunk, int tile);
@@ -120,15 +129,20 @@ class RaceDetector {
 
   std::vector<Stored> stored_;
   std::vector<std::uint32_t> free_slots_;
+  // Per threadblock: the stored copy of its clock its next snapshot shares, or kNoCopy once it
+  // has learnt something since (a join). Sends between receives share one copy: a root sending
+  // its pieces to every peer, or a step that sends, frees a FIFO slot and is waited on.
+  std::vector<std::uint32_t> copy_of_;
+  static constexpr std::uint32_t kNoCopy = static_cast<std::uint32_t>(-1);
 
   std::vector<int> target_of_step_;  // per ModeLayout step: index of its dependency target, or -1
   std::vector<int> waiters_;         // per target: steps that depend on it
   std::vector<LightQueue<Snapshot>> target_snapshots_;  // per target, consecutive tiles
 
-  std::vector<LightQueue<std::uint32_t>> sent_;      // per connection: senders' clocks in flight
-  std::vector<LightQueue<std::uint32_t>> received_;  // per connection: receivers' clocks, for D
-  std::vector<std::uint64_t> sends_;                 // per connection: messages sent so far
-  std::vector<std::uint64_t> receives_;              // per connection: messages received so far
+  std::vector<LightQueue<Held>> sent_;      // per connection: senders' clocks in flight
+  std::vector<LightQueue<Held>> received_;  // per connection: receivers' clocks, for D
+  std::vector<std::uint64_t> sends_;        // per connection: messages sent so far
+  std::vector<std::uint64_t> receives_;     // per connection: messages received so far
 
   std::vector<std::size_t> location_base_;  // per rank and slot
   std::vector<Location> locations_;
