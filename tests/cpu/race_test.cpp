@@ -312,16 +312,22 @@ TEST_CASE("messages sent between two receives carry their sender's own clock at 
       R"(<step s="2" type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>)");
   const ir::Algorithm late = testing::load(swapped);
   const Executor racy(late, write_between_sends_spec());
-  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
-    for (int depth : {0, 1, 2}) {
-      const RunResult ordered = executor.run(testing::options(37, 8, depth, seed));
-      INFO("seed " << seed << " depth " << depth << "\n" << ordered.report());
-      CHECK(ordered.outcome == Outcome::Pass);
-      const RunResult result = racy.run(testing::options(37, 8, depth, seed));
-      INFO(result.report());
-      REQUIRE(result.outcome == Outcome::Race);
-      CHECK(any_race_pairs(result, 0, ir::BufferKind::Output, {0, 2, "cpy", true},
-                           {1, 1, "cpy", false}));
+  // Five tiles, and 22,000: three steps in 22,000 tiles are more step executions than clocks of
+  // 16 bits count, so the second runs the detector with clocks of 32.
+  for (const std::size_t chunk : {std::size_t{37}, std::size_t{22000}}) {
+    const std::size_t tile = chunk == 37 ? 8 : 1;
+    for (std::uint64_t seed = 1; seed <= (chunk == 37 ? 10u : 2u); ++seed) {
+      for (int depth : {0, 1, 2}) {
+        const RunResult ordered = executor.run(testing::options(chunk, tile, depth, seed));
+        INFO("chunk " << chunk << " seed " << seed << " depth " << depth << "\n"
+                      << ordered.report());
+        CHECK(ordered.outcome == Outcome::Pass);
+        const RunResult result = racy.run(testing::options(chunk, tile, depth, seed));
+        INFO(result.report());
+        REQUIRE(result.outcome == Outcome::Race);
+        CHECK(any_race_pairs(result, 0, ir::BufferKind::Output, {0, 2, "cpy", true},
+                             {1, 1, "cpy", false}));
+      }
     }
   }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -14,11 +15,12 @@ constexpr std::size_t kRacesKept = 10;
 
 // The inner loop of a dense join. Blocks of a fixed 8 entries, so that the compiler vectorises
 // them at -O2 too (its cheapest cost model takes only loops of known length).
-void max_into(std::uint32_t* into, const std::uint32_t* from, std::size_t width) {
+template <typename Clock>
+void max_into(Clock* into, const Clock* from, std::size_t width) {
   constexpr std::size_t kBlock = 8;
   std::size_t h = 0;
   for (; h + kBlock <= width; h += kBlock) {
-    std::uint32_t block[kBlock];
+    Clock block[kBlock];
     for (std::size_t k = 0; k < kBlock; ++k) {
       block[k] = into[h + k] < from[h + k] ? from[h + k] : into[h + k];
     }
@@ -44,7 +46,7 @@ ir::BufferKind buffer_of(std::uint8_t slot) {
 
 std::string RaceDetector::cannot_check(const Plan& plan, int tiles) {
   // Clocks count a threadblock's step executions in 32 bits.
-  constexpr std::uint64_t kMaxExecutions = std::numeric_limits<Clock>::max();
+  constexpr std::uint64_t kMaxExecutions = std::numeric_limits<std::uint32_t>::max();
   for (const PlanThreadblock& tb : plan.threadblocks) {
     if (static_cast<std::uint64_t>(tb.step_count) * static_cast<std::uint64_t>(tiles) >=
         kMaxExecutions) {
@@ -57,9 +59,12 @@ std::string RaceDetector::cannot_check(const Plan& plan, int tiles) {
   return {};
 }
 
-RaceDetector::RaceDetector(const Plan& plan, const ModeLayout& layout, int tiles, int fifo_depth)
+template <typename ClockT, typename IndexT>
+BasicRaceDetector<ClockT, IndexT>::BasicRaceDetector(const Plan& plan, const ModeLayout& layout,
+                                                     int tiles, int fifo_depth,
+                                                     Components components)
     : plan_(plan), layout_(layout), tiles_(tiles), fifo_depth_(fifo_depth) {
-  build_components();
+  build_components(std::move(components));
   copy_of_.assign(plan_.threadblocks.size(), kNoCopy);
 
   // Dependency targets: a snapshot of the target's clock is kept per tile until every step that
@@ -95,8 +100,8 @@ RaceDetector::RaceDetector(const Plan& plan, const ModeLayout& layout, int tiles
   locations_.resize(next);
 }
 
-void RaceDetector::build_components() {
-  const std::size_t count = plan_.threadblocks.size();
+Components find_components(const Plan& plan, const ModeLayout& layout) {
+  const std::size_t count = plan.threadblocks.size();
   // Union-find over the edges happens-before can use: both ends of a connection (messages and
   // back-pressure), a dependency's waiter and target.
   std::vector<std::uint32_t> parent(count);
@@ -114,28 +119,38 @@ void RaceDetector::build_components() {
     const std::uint32_t rb = root(static_cast<std::uint32_t>(b));
     if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);
   };
-  for (const PlanConnection& c : plan_.connections) {
+  for (const PlanConnection& c : plan.connections) {
     unite(c.sender_threadblock, c.receiver_threadblock);
   }
   for (std::size_t g = 0; g < count; ++g) {
-    const PlanThreadblock& tb = plan_.threadblocks[g];
+    const PlanThreadblock& tb = plan.threadblocks[g];
     for (int s = 0; s < tb.step_count; ++s) {
-      const int d = layout_.steps[tb.first_step + static_cast<std::size_t>(s)].dep_threadblock;
+      const int d = layout.steps[tb.first_step + static_cast<std::size_t>(s)].dep_threadblock;
       if (d >= 0) unite(static_cast<int>(g), d);
     }
   }
-  component_.assign(count, 0);
-  index_.assign(count, 0);
+  Components out;
+  out.of.assign(count, 0);
+  out.index.assign(count, 0);
   std::vector<std::uint32_t> number(count, std::numeric_limits<std::uint32_t>::max());
   for (std::size_t g = 0; g < count; ++g) {
     const std::uint32_t r = root(static_cast<std::uint32_t>(g));
     if (number[r] == std::numeric_limits<std::uint32_t>::max()) {
-      number[r] = static_cast<std::uint32_t>(width_.size());
-      width_.push_back(0);
+      number[r] = static_cast<std::uint32_t>(out.width.size());
+      out.width.push_back(0);
     }
-    component_[g] = number[r];
-    index_[g] = width_[number[r]]++;
+    out.of[g] = number[r];
+    out.index[g] = out.width[number[r]]++;
   }
+  return out;
+}
+
+template <typename ClockT, typename IndexT>
+void BasicRaceDetector<ClockT, IndexT>::build_components(Components components) {
+  const std::size_t count = plan_.threadblocks.size();
+  component_ = std::move(components.of);
+  index_ = std::move(components.index);
+  width_ = std::move(components.width);
 
   // Dense clocks cost width² per component: worth it while small (joins are then a vectorised
   // max), and bounded in all so that many mid-sized components cannot add up to gigabytes.
@@ -160,7 +175,9 @@ void RaceDetector::build_components() {
   }
 }
 
-RaceDetector::Clock RaceDetector::known(int g, int h) const {
+template <typename ClockT, typename IndexT>
+typename BasicRaceDetector<ClockT, IndexT>::Clock BasicRaceDetector<ClockT, IndexT>::known(
+    int g, int h) const {
   const auto ug = static_cast<std::size_t>(g);
   const auto uh = static_cast<std::size_t>(h);
   if (component_[ug] != component_[uh]) return 0;
@@ -171,7 +188,8 @@ RaceDetector::Clock RaceDetector::known(int g, int h) const {
   return it != entries.end() && it->index == index_[uh] ? it->clock : 0;
 }
 
-void RaceDetector::tick(int g, Clock clock) {
+template <typename ClockT, typename IndexT>
+void BasicRaceDetector<ClockT, IndexT>::tick(int g, Clock clock) {
   const auto ug = static_cast<std::size_t>(g);
   if (dense(g)) {
     dense_clock(g)[index_[ug]] = clock;
@@ -183,11 +201,13 @@ void RaceDetector::tick(int g, Clock clock) {
   if (it != entries.end() && it->index == index_[ug]) {
     it->clock = clock;
   } else {
-    entries.insert(it, {index_[ug], clock});
+    entries.insert(it, {static_cast<IndexT>(index_[ug]), clock});
   }
 }
 
-RaceDetector::Held RaceDetector::snapshot(int g) {
+template <typename ClockT, typename IndexT>
+typename BasicRaceDetector<ClockT, IndexT>::Held BasicRaceDetector<ClockT, IndexT>::snapshot(
+    int g) {
   const auto ug = static_cast<std::size_t>(g);
   const Clock own = known(g, g);
   std::uint32_t& copy = copy_of_[ug];
@@ -216,11 +236,13 @@ RaceDetector::Held RaceDetector::snapshot(int g) {
   return {slot, own};
 }
 
-void RaceDetector::release(std::uint32_t slot) {
+template <typename ClockT, typename IndexT>
+void BasicRaceDetector<ClockT, IndexT>::release(std::uint32_t slot) {
   if (--stored_[slot].refs == 0) free_slots_.push_back(slot);
 }
 
-void RaceDetector::join(int g, int owner, Held held) {
+template <typename ClockT, typename IndexT>
+void BasicRaceDetector<ClockT, IndexT>::join(int g, int owner, Held held) {
   // Edges join threadblocks of one component only, so the copy holds a clock of g's component.
   // Already ordered after the owner's event: every clock this one has joined was complete, so
   // it already holds everything that event knew. Otherwise g's own clock learns the owner's
@@ -263,12 +285,13 @@ void RaceDetector::join(int g, int owner, Held held) {
   if (it != merged_.end() && it->index == o) {
     it->clock = std::max(it->clock, held.own);
   } else {
-    merged_.insert(it, {o, held.own});
+    merged_.insert(it, {static_cast<IndexT>(o), held.own});
   }
   mine.swap(merged_);
 }
 
-void RaceDetector::join_dependency(int g, int target, int owner, int tile) {
+template <typename ClockT, typename IndexT>
+void BasicRaceDetector<ClockT, IndexT>::join_dependency(int g, int target, int owner, int tile) {
   auto& snapshots = target_snapshots_[static_cast<std::size_t>(target)];
   // The scheduler let this step run, so the target has run this tile and its snapshot is kept.
   if (snapshots.empty() || tile < snapshots.front().tile ||
@@ -284,13 +307,17 @@ void RaceDetector::join_dependency(int g, int target, int owner, int tile) {
   }
 }
 
-std::size_t RaceDetector::location(int rank, std::uint8_t slot, int chunk, int tile) const {
+template <typename ClockT, typename IndexT>
+std::size_t BasicRaceDetector<ClockT, IndexT>::location(int rank, std::uint8_t slot, int chunk,
+                                                        int tile) const {
   return location_base_[static_cast<std::size_t>(rank) * 3 + slot] +
          static_cast<std::size_t>(chunk) * static_cast<std::size_t>(tiles_) +
          static_cast<std::size_t>(tile);
 }
 
-void RaceDetector::read(int g, int step, int rank, std::uint8_t slot, int chunk, int tile) {
+template <typename ClockT, typename IndexT>
+void BasicRaceDetector<ClockT, IndexT>::read(int g, int step, int rank, std::uint8_t slot,
+                                             int chunk, int tile) {
   Location& l = locations_[location(rank, slot, chunk, tile)];
   const auto me = static_cast<std::uint32_t>(g);
   const Epoch epoch{me, known(g, g)};
@@ -330,7 +357,9 @@ void RaceDetector::read(int g, int step, int rank, std::uint8_t slot, int chunk,
   }
 }
 
-void RaceDetector::write(int g, int step, int rank, std::uint8_t slot, int chunk, int tile) {
+template <typename ClockT, typename IndexT>
+void BasicRaceDetector<ClockT, IndexT>::write(int g, int step, int rank, std::uint8_t slot,
+                                              int chunk, int tile) {
   Location& l = locations_[location(rank, slot, chunk, tile)];
   const auto me = static_cast<std::uint32_t>(g);
   auto unordered = [&](const Epoch& e) {
@@ -355,8 +384,10 @@ void RaceDetector::write(int g, int step, int rank, std::uint8_t slot, int chunk
   l.read = {};
 }
 
-void RaceDetector::found(int rank, std::uint8_t slot, int chunk, int tile, Epoch earlier,
-                         bool earlier_writes, int g, int step, bool writes) {
+template <typename ClockT, typename IndexT>
+void BasicRaceDetector<ClockT, IndexT>::found(int rank, std::uint8_t slot, int chunk, int tile,
+                                              Epoch earlier, bool earlier_writes, int g, int step,
+                                              bool writes) {
   ++race_count_;
   if (races_.size() >= kRacesKept) return;
   const PlanThreadblock& first = plan_.threadblocks[earlier.threadblock];
@@ -392,12 +423,15 @@ void RaceDetector::found(int rank, std::uint8_t slot, int chunk, int tile, Epoch
   races_.push_back(std::move(race));
 }
 
-void RaceDetector::on_step(int g, int tile, int step) {
+template <typename ClockT, typename IndexT>
+void BasicRaceDetector<ClockT, IndexT>::on_step(int g, int tile, int step) {
   const PlanThreadblock& tb = plan_.threadblocks[static_cast<std::size_t>(g)];
   const std::size_t at = tb.first_step + static_cast<std::size_t>(step);
   const PlanStep& s = layout_.steps[at];
-  tick(g,
-       static_cast<Clock>(tile) * static_cast<Clock>(tb.step_count) + static_cast<Clock>(step) + 1);
+  // At most steps × tiles, which the clock's type holds (RaceDetector's choice, cannot_check).
+  tick(g, static_cast<Clock>(static_cast<std::uint64_t>(tile) *
+                                 static_cast<std::uint64_t>(tb.step_count) +
+                             static_cast<std::uint64_t>(step) + 1));
 
   if (s.dep_threadblock >= 0) {
     const std::size_t target_at =
@@ -455,6 +489,26 @@ void RaceDetector::on_step(int g, int tile, int step) {
   if (target >= 0) {
     target_snapshots_[static_cast<std::size_t>(target)].push_back(
         {tile, snapshot(g), waiters_[static_cast<std::size_t>(target)]});
+  }
+}
+
+template class BasicRaceDetector<std::uint16_t, std::uint16_t>;
+template class BasicRaceDetector<std::uint32_t, std::uint32_t>;
+
+RaceDetector::RaceDetector(const Plan& plan, const ModeLayout& layout, int tiles, int fifo_depth) {
+  Components components = find_components(plan, layout);
+  constexpr std::uint64_t kNarrow = std::numeric_limits<std::uint16_t>::max();
+  bool narrow = std::all_of(components.width.begin(), components.width.end(),
+                            [](std::uint32_t w) { return w <= kNarrow; });
+  for (const PlanThreadblock& tb : plan.threadblocks) {
+    narrow =
+        narrow &&
+        static_cast<std::uint64_t>(tb.step_count) * static_cast<std::uint64_t>(tiles) < kNarrow;
+  }
+  if (narrow) {
+    narrow_.emplace(plan, layout, tiles, fifo_depth, std::move(components));
+  } else {
+    wide_.emplace(plan, layout, tiles, fifo_depth, std::move(components));
   }
 }
 

@@ -35,6 +35,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,22 +45,28 @@
 
 namespace weft::cpu::detail {
 
-class RaceDetector {
+// The threadblocks happens-before can join (union-find over connections and dependencies).
+struct Components {
+  std::vector<std::uint32_t> of;     // per threadblock: its component
+  std::vector<std::uint32_t> index;  // per threadblock: its position in its component
+  std::vector<std::uint32_t> width;  // per component: its threadblocks
+};
+Components find_components(const Plan& plan, const ModeLayout& layout);
+
+// The detector with clocks of type `ClockT` and positions in a component of type `IndexT`.
+template <typename ClockT, typename IndexT>
+class BasicRaceDetector {
  public:
-  // Empty when runs of `tiles` tiles can be checked; otherwise why not.
-  static std::string cannot_check(const Plan& plan, int tiles);
+  BasicRaceDetector(const Plan& plan, const ModeLayout& layout, int tiles, int fifo_depth,
+                    Components components);
 
-  RaceDetector(const Plan& plan, const ModeLayout& layout, int tiles, int fifo_depth);
-
-  // Threadblock `g` runs its step `step` of tile `tile`: called once per step execution, in the
-  // order the scheduler runs them, before the next one.
   void on_step(int g, int tile, int step);
 
   std::size_t race_count() const { return race_count_; }
   const std::vector<Race>& races() const { return races_; }
 
  private:
-  using Clock = std::uint32_t;
+  using Clock = ClockT;
   // One access: a threadblock (global number) and its own clock then; clock 0 means none.
   struct Epoch {
     std::uint32_t threadblock = 0;
@@ -72,7 +79,7 @@ class RaceDetector {
   };
   // A sparse clock's entry: a threadblock by its position in the component, and its clock.
   struct Entry {
-    std::uint32_t index = 0;
+    IndexT index = 0;
     Clock clock = 0;
   };
   // A copy of a threadblock's clock kept for later joins, in its component's representation,
@@ -95,7 +102,7 @@ class RaceDetector {
     Held held;
     int remaining = 0;  // dependency targets: waiters that have not joined it yet
   };
-  void build_components();
+  void build_components(Components components);
   bool dense(int g) const { return dense_base_[static_cast<std::size_t>(g)] != kSparse; }
   Clock* dense_clock(int g) { return clocks_.data() + dense_base_[static_cast<std::size_t>(g)]; }
   // What `g` knows of `h`'s clock (both of one rank): 0 when nothing orders any of h's steps
@@ -151,6 +158,36 @@ class RaceDetector {
 
   std::vector<Race> races_;
   std::size_t race_count_ = 0;
+};
+
+// The detector the scheduler runs: clocks and positions of 16 bits where every clock value and
+// every component fits them (a step execution's clock is at most its threadblock's steps times
+// the tiles), else of 32. The narrow one holds every sparse entry, stored copy and dense table in
+// half the memory: at a thousand GPUs the clocks are most of a proof's memory.
+class RaceDetector {
+ public:
+  // Empty when runs of `tiles` tiles can be checked; otherwise why not.
+  static std::string cannot_check(const Plan& plan, int tiles);
+
+  RaceDetector(const Plan& plan, const ModeLayout& layout, int tiles, int fifo_depth);
+
+  // Threadblock `g` runs its step `step` of tile `tile`: called once per step execution, in the
+  // order the scheduler runs them, before the next one.
+  void on_step(int g, int tile, int step) {
+    if (narrow_) {
+      narrow_->on_step(g, tile, step);
+    } else {
+      wide_->on_step(g, tile, step);
+    }
+  }
+
+  std::size_t race_count() const { return narrow_ ? narrow_->race_count() : wide_->race_count(); }
+  const std::vector<Race>& races() const { return narrow_ ? narrow_->races() : wide_->races(); }
+  bool narrow() const { return narrow_.has_value(); }
+
+ private:
+  std::optional<BasicRaceDetector<std::uint16_t, std::uint16_t>> narrow_;
+  std::optional<BasicRaceDetector<std::uint32_t, std::uint32_t>> wide_;
 };
 
 }  // namespace weft::cpu::detail
