@@ -21,8 +21,10 @@ constexpr std::string_view kStep =
 // the next; rank 0's tb 1 receives it from the last rank, then copies output chunk 0 to output
 // chunk 1. The copy's read follows the write only around the whole ring. With `loner`, rank 0
 // also has a tb 2 that no connection or dependency joins to anything, which reads output chunk 0
-// too. With `cycle`, tb 0's first step waits for tb 1's copy: a cycle through every rank.
-std::string ring_round_trip(int ranks, bool write_first, bool loner = false, bool cycle = false) {
+// too (with `loner_reads_input`, input chunk 0 instead, which only tb 0 reads: no race). With
+// `cycle`, tb 0's first step waits for tb 1's copy: a cycle through every rank.
+std::string ring_round_trip(int ranks, bool write_first, bool loner = false, bool cycle = false,
+                            bool loner_reads_input = false) {
   std::string xml = fmt::format(
       R"(<algo name="round_trip_ring" proto="Simple" nchannels="1" nchunksperloop="1" ngpus="{}" coll="custom" inplace="0" outofplace="1" minBytes="0" maxBytes="0">
   <gpu id="0" i_chunks="1" o_chunks="3" s_chunks="1">
@@ -45,7 +47,7 @@ std::string ring_round_trip(int ranks, bool write_first, bool loner = false, boo
   if (loner) {
     xml += R"(    <tb id="2" send="-1" recv="-1" chan="0">
 )";
-    xml += fmt::format(kStep, 0, "cpy", "o", 0, "o", 2, -1, -1, 0);
+    xml += fmt::format(kStep, 0, "cpy", loner_reads_input ? "i" : "o", 0, "o", 2, -1, -1, 0);
     xml += "    </tb>\n";
   }
   xml += "  </gpu>\n";
@@ -157,6 +159,34 @@ TEST_CASE("threadblocks nothing joins race at a large rank count", "[cpu][race]"
   CHECK(found);
   // Every tile of the chunk: tb 2 against tb 0's write.
   CHECK(result.race_count >= 5);
+}
+
+TEST_CASE("components checked one after another keep every verdict", "[cpu][race]") {
+  // The ring's sparse clocks and the lone threadblock are two components: the race-checked run
+  // goes one component after the other (RaceDetector::groups), and lets the ring's clocks go
+  // once its last step has run. Order around the ring is still seen, its absence is still a
+  // race, and the lone threadblock's read of what only tb 0 reads is no race.
+  const ir::Algorithm ordered = testing::load(ring_round_trip(kManyRanks, true, true, false, true));
+  const ir::Algorithm racy = testing::load(ring_round_trip(kManyRanks, false, true, false, true));
+  const Executor fine(ordered, ring_round_trip_spec(kManyRanks));
+  const Executor unordered(racy, ring_round_trip_spec(kManyRanks));
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    for (int depth : {0, 2}) {
+      const RunResult pass = fine.run(testing::options(37, 8, depth, seed));
+      INFO("seed " << seed << " depth " << depth << "\n" << pass.report());
+      CHECK(pass.outcome == Outcome::Pass);
+      const RunResult result = unordered.run(testing::options(37, 8, depth, seed));
+      INFO(result.report());
+      REQUIRE(result.outcome == Outcome::Race);
+      for (const Race& race : result.races) {
+        CHECK(race.rank == 0);
+        CHECK(race.buffer == ir::BufferKind::Output);
+        CHECK(race.chunk == 0);
+        CHECK(race.earlier.threadblock != 2);
+        CHECK(race.later.threadblock != 2);
+      }
+    }
+  }
 }
 
 TEST_CASE("a wait around thousands of ranks that closes a cycle deadlocks", "[cpu][race]") {

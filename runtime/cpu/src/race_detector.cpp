@@ -166,12 +166,41 @@ void BasicRaceDetector<ClockT, IndexT>::build_components(Components components) 
     }
   }
   clocks_.assign(used, 0);
+  grouped_ = width_.size() > 1 &&
+             std::any_of(base.begin(), base.end(), [](std::size_t b) { return b == kSparse; });
   dense_base_.assign(count, kSparse);
   sparse_.resize(count);
   for (std::size_t g = 0; g < count; ++g) {
     const std::size_t b = base[component_[g]];
     if (b != kSparse)
       dense_base_[g] = b + static_cast<std::size_t>(index_[g]) * width_[component_[g]];
+  }
+
+  // Each component's threadblocks, and the step executions they make in all.
+  left_.assign(width_.size(), 0);
+  member_start_.assign(width_.size() + 1, 0);
+  for (std::size_t g = 0; g < count; ++g) {
+    left_[component_[g]] += static_cast<std::uint64_t>(plan_.threadblocks[g].step_count) *
+                            static_cast<std::uint64_t>(tiles_);
+    ++member_start_[component_[g] + 1];
+  }
+  for (std::size_t c = 0; c < width_.size(); ++c) member_start_[c + 1] += member_start_[c];
+  members_.resize(count);
+  std::vector<std::uint32_t> next(member_start_.begin(), member_start_.end() - 1);
+  for (std::size_t g = 0; g < count; ++g) {
+    members_[next[component_[g]]++] = static_cast<std::uint32_t>(g);
+  }
+}
+
+template <typename ClockT, typename IndexT>
+void BasicRaceDetector<ClockT, IndexT>::release_component(std::uint32_t c) {
+  for (std::uint32_t k = member_start_[c]; k < member_start_[c + 1]; ++k) {
+    const std::uint32_t g = members_[k];
+    std::vector<Entry>().swap(sparse_[g]);
+    if (copy_of_[g] != kNoCopy) {
+      release(copy_of_[g]);
+      copy_of_[g] = kNoCopy;
+    }
   }
 }
 
@@ -490,6 +519,8 @@ void BasicRaceDetector<ClockT, IndexT>::on_step(int g, int tile, int step) {
     target_snapshots_[static_cast<std::size_t>(target)].push_back(
         {tile, snapshot(g), waiters_[static_cast<std::size_t>(target)]});
   }
+  const std::uint32_t c = component_[static_cast<std::size_t>(g)];
+  if (--left_[c] == 0) release_component(c);
 }
 
 template class BasicRaceDetector<std::uint16_t, std::uint16_t>;

@@ -64,6 +64,9 @@ class BasicRaceDetector {
 
   std::size_t race_count() const { return race_count_; }
   const std::vector<Race>& races() const { return races_; }
+  // Per threadblock its component, where the scheduler should run the components one after
+  // another; null where it need not (RaceDetector::groups).
+  const std::vector<std::uint32_t>* groups() const { return grouped_ ? &component_ : nullptr; }
 
  private:
   using Clock = ClockT;
@@ -103,6 +106,9 @@ class BasicRaceDetector {
     int remaining = 0;  // dependency targets: waiters that have not joined it yet
   };
   void build_components(Components components);
+  // Every threadblock of component `c` has run its last step: nothing will join their clocks
+  // or read them again (known() of another component's threadblock is 0 without them).
+  void release_component(std::uint32_t c);
   bool dense(int g) const { return dense_base_[static_cast<std::size_t>(g)] != kSparse; }
   Clock* dense_clock(int g) { return clocks_.data() + dense_base_[static_cast<std::size_t>(g)]; }
   // What `g` knows of `h`'s clock (both of one rank): 0 when nothing orders any of h's steps
@@ -126,13 +132,17 @@ class BasicRaceDetector {
   int tiles_;
   int fifo_depth_;
 
-  std::vector<std::uint32_t> component_;    // per threadblock
-  std::vector<std::uint32_t> index_;        // per threadblock: its position in its component
-  std::vector<std::uint32_t> width_;        // per component: its threadblocks
-  std::vector<std::size_t> dense_base_;     // per threadblock: its clock in clocks_, or kSparse
-  std::vector<Clock> clocks_;               // dense clocks, their component's width each
-  std::vector<std::vector<Entry>> sparse_;  // per threadblock of a sparse component, by index
-  std::vector<Entry> merged_;               // scratch of sparse joins
+  std::vector<std::uint32_t> component_;     // per threadblock
+  std::vector<std::uint32_t> index_;         // per threadblock: its position in its component
+  std::vector<std::uint32_t> width_;         // per component: its threadblocks
+  std::vector<std::uint64_t> left_;          // per component: step executions still to run
+  std::vector<std::uint32_t> member_start_;  // per component: where its threadblocks start in
+  std::vector<std::uint32_t> members_;       // the threadblocks, component by component
+  bool grouped_ = false;                     // groups()
+  std::vector<std::size_t> dense_base_;      // per threadblock: its clock in clocks_, or kSparse
+  std::vector<Clock> clocks_;                // dense clocks, their component's width each
+  std::vector<std::vector<Entry>> sparse_;   // per threadblock of a sparse component, by index
+  std::vector<Entry> merged_;                // scratch of sparse joins
 
   std::vector<Stored> stored_;
   std::vector<std::uint32_t> free_slots_;
@@ -182,6 +192,16 @@ class RaceDetector {
   }
 
   std::size_t race_count() const { return narrow_ ? narrow_->race_count() : wide_->race_count(); }
+  // Where some component's clocks are sparse (their memory not bounded by the dense tables'),
+  // per threadblock its component, for the scheduler to run one component after another: whether
+  // a run has a race does not depend on the interleaving, and a finished component's clocks are
+  // let go, so only one component's clocks and copies in flight are held at a time (on 512 GPUs
+  // a synthesized allreduce's 64 components held every one of the call's network messages in
+  // flight at once, each with a clock copy). Null otherwise: small runs keep the seeded order,
+  // the same with the race check as without.
+  const std::vector<std::uint32_t>* groups() const {
+    return narrow_ ? narrow_->groups() : wide_->groups();
+  }
   const std::vector<Race>& races() const { return narrow_ ? narrow_->races() : wide_->races(); }
   bool narrow() const { return narrow_.has_value(); }
 

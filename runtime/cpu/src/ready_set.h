@@ -29,16 +29,28 @@ namespace weft::cpu::detail {
 class ReadySet {
  public:
   // `executions`: the step executions a complete run makes, over which the change points are
-  // spread.
-  ReadySet(std::size_t threadblocks, std::uint64_t seed, std::uint64_t executions)
+  // spread. With `groups` (a group per threadblock), every threadblock of a group outranks every
+  // one of the groups after it, and no change point reorders them: each group runs to its end
+  // (or blocks for good) before the next one starts. The race check runs the components that
+  // happens-before joins this way (race_detector.h), so that only one component's clocks are
+  // held at a time.
+  ReadySet(std::size_t threadblocks, std::uint64_t seed, std::uint64_t executions,
+           const std::vector<std::uint32_t>* groups = nullptr)
       : present_(threadblocks, 0), rank_(threadblocks), by_rank_(threadblocks + kChangePoints, -1) {
     SplitMix64 rng(seed);
     // Initial priorities lie above every value a change point gives.
     std::vector<std::pair<std::uint64_t, int>> order(threadblocks);
     for (std::size_t g = 0; g < threadblocks; ++g) {
-      order[g] = {rng.next() | (std::uint64_t{1} << 63), static_cast<int>(g)};
+      std::uint64_t priority = rng.next() | (std::uint64_t{1} << 63);
+      if (groups) {
+        // The group in the high half (the first group highest), a random draw in the low half.
+        const std::uint64_t group = (*groups)[g];
+        priority = (std::uint64_t{1} << 63) | ((std::uint64_t{0x7fffffff} - group) << 32) |
+                   (priority & 0xffffffffu);
+      }
+      order[g] = {priority, static_cast<int>(g)};
     }
-    for (int k = 0; k < kChangePoints && executions > 0; ++k) {
+    for (int k = 0; k < kChangePoints && executions > 0 && groups == nullptr; ++k) {
       change_points_.push_back(1 + rng.below(executions));
     }
     std::sort(change_points_.begin(), change_points_.end(), std::greater<>());

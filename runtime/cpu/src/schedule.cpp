@@ -111,7 +111,8 @@ bool Scheduler::prepare() {
       mix64(mix64(mix64(options_.chunk_elements) ^ options_.tile_elements) ^
             static_cast<std::uint64_t>(options_.fifo_depth));
   const std::size_t count = plan_.threadblocks.size();
-  ready_.emplace(count, options_.seed ^ stream, executions_);
+  // Race-checked where the detector asks, one component after another (RaceDetector::groups).
+  ready_.emplace(count, options_.seed ^ stream, executions_, races_ ? races_->groups() : nullptr);
   for (std::size_t g = 0; g < count; ++g) wake(static_cast<int>(g));
   return true;
 }
