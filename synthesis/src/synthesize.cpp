@@ -274,8 +274,11 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     // and 86 %, allreduce 87 % and 97 % against 63 % and 89 %. On one channel for the forwards
     // too: 78 %, 88 % and 80 % at 64 MB.
     // Its hops, ranks² × pieces, as many as the wide tree's: at most 2^22 (1,024 GPUs in four
-    // pieces), allreduce a quarter as many, whose 1,024-GPU synthesis outgrows 24 GB already.
-    const long long turns_budget = collective == ir::Collective::AllReduce ? 1 << 20 : 1 << 22;
+    // pieces), allreduce too since the race check holds one component's clocks at a time (its
+    // proof on 1,024 GPUs outgrew 21 GB before; now 112 s within compiling's 8.8 GB). Allreduce
+    // on 1,024 H100 GPUs then reaches 89 % of the bound at 64 MB and 1 GB (2.0× and 1.3×
+    // NCCL's model), in 578 s and 9.5 GB, where its sketches without turns did not finish.
+    const long long turns_budget = 1 << 22;
     if (topology.nodes() > 1 && pipelined <= direct && ranks * ranks * direct <= turns_budget) {
       TreeShape turns = wide_direct;
       turns.direct_channels = 1;
