@@ -197,10 +197,7 @@ void BasicRaceDetector<ClockT, IndexT>::release_component(std::uint32_t c) {
   for (std::uint32_t k = member_start_[c]; k < member_start_[c + 1]; ++k) {
     const std::uint32_t g = members_[k];
     std::vector<Entry>().swap(sparse_[g]);
-    if (copy_of_[g] != kNoCopy) {
-      release(copy_of_[g]);
-      copy_of_[g] = kNoCopy;
-    }
+    drop_copy(g);
   }
 }
 
@@ -271,6 +268,13 @@ void BasicRaceDetector<ClockT, IndexT>::release(std::uint32_t slot) {
 }
 
 template <typename ClockT, typename IndexT>
+void BasicRaceDetector<ClockT, IndexT>::drop_copy(std::size_t g) {
+  if (copy_of_[g] == kNoCopy) return;
+  release(copy_of_[g]);
+  copy_of_[g] = kNoCopy;
+}
+
+template <typename ClockT, typename IndexT>
 void BasicRaceDetector<ClockT, IndexT>::join(int g, int owner, Held held) {
   // Edges join threadblocks of one component only, so the copy holds a clock of g's component.
   // Already ordered after the owner's event: every clock this one has joined was complete, so
@@ -280,10 +284,7 @@ void BasicRaceDetector<ClockT, IndexT>::join(int g, int owner, Held held) {
   const std::uint32_t o = index_[static_cast<std::size_t>(owner)];
   if (known(g, owner) >= held.own) return;
   const auto ug = static_cast<std::size_t>(g);
-  if (copy_of_[ug] != kNoCopy) {
-    release(copy_of_[ug]);
-    copy_of_[ug] = kNoCopy;
-  }
+  drop_copy(ug);
   // The copy holds what the owner knew when it was taken, its own clock then included; the
   // owner's clock at the event (`own`) may be later.
   if (dense(g)) {

@@ -117,6 +117,8 @@ class BasicRaceDetector {
   void tick(int g, Clock clock);
   Held snapshot(int g);
   void release(std::uint32_t slot);
+  // g no longer shares its stored copy: it has learnt something new, or its component is done.
+  void drop_copy(std::size_t g);
   void join(int g, int owner, Held held);
   void join_dependency(int g, int target, int owner, int tile);
   std::size_t location(int rank, std::uint8_t slot, int chunk, int tile) const;
@@ -203,7 +205,6 @@ class RaceDetector {
     return narrow_ ? narrow_->groups() : wide_->groups();
   }
   const std::vector<Race>& races() const { return narrow_ ? narrow_->races() : wide_->races(); }
-  bool narrow() const { return narrow_.has_value(); }
 
  private:
   std::optional<BasicRaceDetector<std::uint16_t, std::uint16_t>> narrow_;
