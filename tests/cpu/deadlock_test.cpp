@@ -59,7 +59,7 @@ TEST_CASE("a completion-only run, cached or not, completes where a data run does
           "[cpu][deadlock]") {
   const ir::Algorithm algo = testing::load(testing::kRingAllreduce3);
   const Executor executor(algo, standard_spec(algo, 0));
-  RunCache empty;  // no inputs made yet: the run takes buffers with no values in them
+  RunCache empty;  // nothing made yet: a completion-only run takes no buffers
   RunCache filled;
   CHECK(executor.run(testing::options(37, 8, 8), filled).outcome == Outcome::Pass);
   for (const int depth : {1, 2, 8}) {
@@ -72,7 +72,7 @@ TEST_CASE("a completion-only run, cached or not, completes where a data run does
     CHECK(executor.run(options, filled).outcome == moved);
     CHECK(moved == (depth == 1 ? Outcome::Deadlock : Outcome::Pass));
   }
-  // The cache made no inputs for those runs: a data run after them is checked as before.
+  // The cache made nothing for those runs: a data run after them is checked as before.
   CHECK(executor.run(testing::options(37, 8, 2), empty).outcome == Outcome::Pass);
 }
 

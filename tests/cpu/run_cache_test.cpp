@@ -1,4 +1,4 @@
-// Executor::run through a RunCache: the inputs and expected values it keeps between runs give
+// Executor::run through a RunCache: the expected values and buffers it keeps between runs give
 // the same verdicts as fresh runs, for every call shape it is switched between, and a wrong
 // result is still caught.
 #include <catch2/catch.hpp>

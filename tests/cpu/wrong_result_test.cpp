@@ -100,5 +100,45 @@ TEST_CASE("a floating-point result off by more than rounding is caught", "[cpu][
   CHECK_FALSE(nudge([](float) { return std::nanf(""); }).first);
 }
 
+TEST_CASE("a run's check, which makes the inputs' values again, agrees with make_inputs' buffers",
+          "[cpu][wrong]") {
+  // run() keeps no copy of the inputs: the check makes each contributor's values again. Checked
+  // against the public path, which checks a run of make_inputs' buffers against those buffers:
+  // the same verdict, count and reported values, for every type and operator (avg premultiplies
+  // the run's buffers, never the values the check expects from).
+  const ir::Algorithm wrong = testing::load(replaced(
+      testing::kRingAllreduce3, R"(type="rrcs" srcbuf="i" srcoff="2" dstbuf="o" dstoff="2")",
+      R"(type="rcs" srcbuf="i" srcoff="-1" dstbuf="o" dstoff="2")"));
+  const ir::Algorithm right = testing::load(testing::kRingAllreduce3);
+  const auto dtype = GENERATE(DataType::Float, DataType::Half, DataType::Int32, DataType::Int8);
+  const auto op = GENERATE(ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Avg);
+  const bool in_place = GENERATE(false, true);
+  if (op == ReduceOp::Avg && !is_floating(dtype)) return;  // refused, as NCCL does
+  RunOptions options = testing::options(37, 8, 2);
+  options.dtype = dtype;
+  options.op = op;
+  options.in_place = in_place;
+  INFO(to_string(dtype) << " " << to_string(op) << (in_place ? " in place" : " out of place"));
+  for (const ir::Algorithm* algo : {&wrong, &right}) {
+    const Executor executor(*algo, standard_spec(*algo, 0));
+    const RunResult run = executor.run(options);
+    const std::vector<RankBuffers> inputs = executor.make_inputs(options);
+    std::vector<RankBuffers> results = inputs;
+    REQUIRE(executor.execute(options, results).outcome == Outcome::Pass);
+    RunResult checked;
+    checked.outcome = Outcome::Pass;
+    const bool ok = executor.check(options, inputs, results, checked);
+    INFO(run.report());
+    CHECK(ok == (algo == &right));
+    CHECK(run.outcome == checked.outcome);
+    CHECK(run.mismatch_count == checked.mismatch_count);
+    CHECK(run.message == checked.message);
+    REQUIRE(run.mismatches.size() == checked.mismatches.size());
+    for (std::size_t k = 0; k < run.mismatches.size(); ++k) {
+      CHECK(run.mismatches[k].str() == checked.mismatches[k].str());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace weft::cpu

@@ -85,7 +85,7 @@ RunResult Executor::execute(const RunOptions& options, std::vector<RankBuffers>&
         to_string(options.op), to_string(options.dtype)));
   }
   std::string sizes = detail::check_call_size(*plan_, layout, options.chunk_elements, ops->size);
-  if (sizes.empty()) {
+  if (sizes.empty() && move_data) {  // a run that moves no data touches no buffer
     sizes = detail::check_buffer_sizes(*plan_, layout, options.chunk_elements, ops->size, buffers);
   }
   if (!sizes.empty()) return error_result(std::move(sizes));
@@ -114,9 +114,9 @@ RunCache& RunCache::operator=(RunCache&&) noexcept = default;
 
 RunResult Executor::run(const RunOptions& options) const {
   try {
-    // A run that moves no data reads no values: buffers of the right sizes do.
-    if (options.completion_only) return run_from(options, sized_buffers(options), nullptr);
-    return run_from(options, make_inputs(options), nullptr);
+    if (options.completion_only) return complete(options);
+    std::vector<RankBuffers> buffers;
+    return run_checked(options, buffers, nullptr);
   } catch (const std::bad_alloc&) {
     return error_result(out_of_memory(options));
   }
@@ -129,54 +129,41 @@ RunResult Executor::run(const RunOptions& options, RunCache& cache) const {
       state = detail::RunCacheState{};
       state.owner = this;
     }
+    if (options.completion_only) return complete(options);
     const detail::InputShape shape = detail::InputShape::of(options);
-    const bool cached = state.inputs_shape == shape && state.inputs_in_place == options.in_place;
-    // A run that moves no data needs no values: where none are made yet, sized buffers do.
-    if (options.completion_only && !cached) return run(options);
-    if (!cached) {
-      state.inputs_shape.reset();
-      state.inputs.clear();  // freed before the new ones are made, not after
-      state.inputs = make_inputs(options);
-      state.inputs_shape = shape;
-      state.inputs_in_place = options.in_place;
-    }
     if (state.expected_shape != shape) {
       state.expected.clear();
       state.expected_shape = shape;
     }
-    return run_from(options, state.inputs, &state);
+    return run_checked(options, state.results, &state);
   } catch (const std::bad_alloc&) {
     state = detail::RunCacheState{};  // whatever it held may be incomplete
     return error_result(out_of_memory(options));
   }
 }
 
-RunResult Executor::run_from(const RunOptions& options, const std::vector<RankBuffers>& inputs,
-                             detail::RunCacheState* cache) const {
-  if (options.completion_only && !inputs.empty()) {
-    RunOptions completion = options;
-    completion.check_races = false;
-    // A run that moves no data only checks the buffers' sizes: the inputs stay as they are.
-    return execute(completion, const_cast<std::vector<RankBuffers>&>(inputs), false);
-  }
-  if (inputs.empty()) {
-    // make_inputs found the call impossible; execute says why.
+RunResult Executor::complete(const RunOptions& options) const {
+  RunOptions completion = options;
+  completion.check_races = false;
+  std::vector<RankBuffers> none(static_cast<std::size_t>(algo_.ngpus));
+  return execute(completion, none, false);
+}
+
+RunResult Executor::run_checked(const RunOptions& options, std::vector<RankBuffers>& buffers,
+                                detail::RunCacheState* cache) const {
+  if (!fill_inputs(options, buffers)) {
+    // The algorithm or the call cannot run; execute says why.
+    buffers.clear();
     std::vector<RankBuffers> none;
     return execute(options, none);
   }
-  // Runs of one cache reuse its result buffers: copied over in place, their memory is mapped
-  // already, where fresh ones cost the kernel a zeroed page each (at a thousand ranks, a large
-  // share of a proof's time).
-  std::vector<RankBuffers> local;
-  std::vector<RankBuffers>& results = cache != nullptr ? cache->results : local;
-  results = inputs;
-  RunResult result = execute(options, results);
-  if (result.outcome == Outcome::Pass) check(options, inputs, results, result, cache);
+  RunResult result = execute(options, buffers);
+  if (result.outcome == Outcome::Pass) check(options, nullptr, buffers, result, cache);
   if (result.outcome == Outcome::Race) {
     // The race is the verdict whatever the data; a wrong result too is worth showing.
     RunResult checked;
     checked.outcome = Outcome::Pass;
-    if (!check(options, inputs, results, checked, cache)) {
+    if (!check(options, nullptr, buffers, checked, cache)) {
       if (checked.outcome == Outcome::Error) {
         checked.races = std::move(result.races);
         checked.race_count = result.race_count;
@@ -211,11 +198,9 @@ std::optional<int> Executor::search_min_fifo_depth(const RunOptions& options,
   probe.op = ReduceOp::Sum;
   probe.record_trace = false;
   probe.check_races = false;  // only completion matters here
-  // Runs that move no data: only the buffers' sizes matter, and they stay as they are.
-  std::vector<RankBuffers> buffers = sized_buffers(probe);
   auto completes = [&](int depth) {
     probe.fifo_depth = depth;
-    return execute(probe, buffers, false).outcome == Outcome::Pass;
+    return complete(probe).outcome == Outcome::Pass;
   };
   int low = std::max(known.deadlocks_below, 1);  // every depth below `low` deadlocks
   int high = known.completes_at;

@@ -3,6 +3,7 @@
 
 #include "buffer_location.h"
 #include "element_ops.h"
+#include "input_values.h"
 #include "prng.h"
 #include "schedule.h"
 #include "weft/cpu/cpu_executor.h"
@@ -34,33 +35,35 @@ void store_input(const detail::ElementOps& ops, ReduceOp op, std::uint64_t hash,
 
 }  // namespace
 
-std::vector<RankBuffers> Executor::sized_buffers(const RunOptions& options) const {
-  if (!plan_->error.empty()) return {};
-  const detail::ModeLayout& layout = plan_->layout(options.in_place);
-  if (!layout.error.empty()) return {};
-  const std::size_t size = detail::element_ops(options.dtype, ReduceOp::Sum)->size;
-  if (!detail::check_call_size(*plan_, layout, options.chunk_elements, size).empty()) return {};
-  std::vector<RankBuffers> buffers(static_cast<std::size_t>(plan_->ngpus));
-  for (int r = 0; r < plan_->ngpus; ++r) {
-    RankBuffers& rank = buffers[static_cast<std::size_t>(r)];
-    const auto& extents = layout.extents[static_cast<std::size_t>(r)];
-    rank.input.resize(static_cast<std::size_t>(extents[detail::kInputSlot]) *
-                      options.chunk_elements * size);
-    rank.output.resize(static_cast<std::size_t>(extents[detail::kOutputSlot]) *
-                       options.chunk_elements * size);
+namespace detail {
+
+void store_input_chunk(const ElementOps& ops, ReduceOp op, int rank, int chunk,
+                       std::size_t elements, std::byte* out) {
+  const std::size_t first = static_cast<std::size_t>(chunk) * elements;
+  for (std::size_t e = 0; e < elements; ++e) {
+    store_input(ops, op, input_hash(rank, first + e), out + e * ops.size);
   }
-  return buffers;
 }
 
-std::vector<RankBuffers> Executor::make_inputs(const RunOptions& options) const {
-  std::vector<RankBuffers> buffers = sized_buffers(options);
-  if (buffers.empty()) return buffers;
+}  // namespace detail
+
+bool Executor::fill_inputs(const RunOptions& options, std::vector<RankBuffers>& buffers) const {
+  if (!plan_->error.empty()) return false;
+  const detail::ModeLayout& layout = plan_->layout(options.in_place);
+  if (!layout.error.empty()) return false;
   // The operator only shapes the value range; avg on integers is refused later, by execute.
   const auto ops = detail::element_ops(options.dtype, ReduceOp::Sum);
   const std::size_t size = ops->size;
   const std::size_t chunk = options.chunk_elements;
+  if (!detail::check_call_size(*plan_, layout, chunk, size).empty()) return false;
+  // Resized in place: buffers of an earlier run of the same shape keep their memory, which is
+  // mapped already (fresh pages cost the kernel a zeroed page each).
+  buffers.resize(static_cast<std::size_t>(plan_->ngpus));
   for (int r = 0; r < plan_->ngpus; ++r) {
     RankBuffers& rank = buffers[static_cast<std::size_t>(r)];
+    const auto& extents = layout.extents[static_cast<std::size_t>(r)];
+    rank.input.resize(static_cast<std::size_t>(extents[detail::kInputSlot]) * chunk * size);
+    rank.output.resize(static_cast<std::size_t>(extents[detail::kOutputSlot]) * chunk * size);
     detail::fill_poison(options.dtype, rank.input);
     detail::fill_poison(options.dtype, rank.output);
     const int input_chunks = ir::input_extent_chunks(algo_, r);
@@ -68,12 +71,15 @@ std::vector<RankBuffers> Executor::make_inputs(const RunOptions& options) const 
       const auto where = detail::locate(algo_, r, ir::BufferKind::Input, c, options.in_place);
       std::byte* base = detail::bytes_of(rank, where.buffer).data() +
                         static_cast<std::size_t>(where.chunk) * chunk * size;
-      for (std::size_t e = 0; e < chunk; ++e) {
-        const std::size_t element = static_cast<std::size_t>(c) * chunk + e;
-        store_input(*ops, options.op, input_hash(r, element), base + e * size);
-      }
+      detail::store_input_chunk(*ops, options.op, r, c, chunk, base);
     }
   }
+  return true;
+}
+
+std::vector<RankBuffers> Executor::make_inputs(const RunOptions& options) const {
+  std::vector<RankBuffers> buffers;
+  if (!fill_inputs(options, buffers)) return {};
   return buffers;
 }
 

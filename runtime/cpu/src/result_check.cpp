@@ -10,6 +10,7 @@
 
 #include "buffer_location.h"
 #include "element_ops.h"
+#include "input_values.h"
 #include "run_cache.h"
 #include "schedule.h"
 #include "weft/cpu/cpu_executor.h"
@@ -25,9 +26,12 @@ using detail::ExpectedChunk;
 
 class Checker {
  public:
+  // `inputs` null: the run started from make_inputs' values, made again here chunk by chunk.
   Checker(const ir::Algorithm& algo, const RunOptions& options, const detail::ElementOps& ops,
-          const std::vector<RankBuffers>& inputs, detail::ExpectedByList& memo)
-      : algo_(algo), options_(options), ops_(ops), inputs_(inputs), memo_(memo) {}
+          const std::vector<RankBuffers>* inputs, detail::ExpectedByList& memo)
+      : algo_(algo), options_(options), ops_(ops), inputs_(inputs), memo_(memo) {
+    if (inputs_ == nullptr) made_.resize(options_.chunk_elements * ops_.size);
+  }
 
   // The expected values of a list with several contributors, computed once per list: an
   // allreduce's ranks all expect the same list for a chunk.
@@ -37,15 +41,23 @@ class Checker {
     return it->second;
   }
 
-  const std::byte* input_chunk(ChunkId id) const {
+  // The chunk's input values; where they are made here, valid until the next call.
+  const std::byte* input_chunk(ChunkId id) {
+    if (inputs_ == nullptr) {
+      detail::store_input_chunk(ops_, options_.op, id.rank, id.chunk, options_.chunk_elements,
+                                made_.data());
+      return made_.data();
+    }
     const auto where =
         detail::locate(algo_, id.rank, ir::BufferKind::Input, id.chunk, options_.in_place);
-    const auto& bytes = detail::bytes_of(inputs_[static_cast<std::size_t>(id.rank)], where.buffer);
+    const auto& bytes =
+        detail::bytes_of((*inputs_)[static_cast<std::size_t>(id.rank)], where.buffer);
     return bytes.data() +
            static_cast<std::size_t>(where.chunk) * options_.chunk_elements * ops_.size;
   }
 
-  ExpectedChunk compute(std::span<const ChunkId> contributors) const {
+  // Contributor by contributor, each element's terms in the contributors' order.
+  ExpectedChunk compute(std::span<const ChunkId> contributors) {
     const std::size_t elements = options_.chunk_elements;
     ExpectedChunk out;
     if (!is_floating(ops_.type)) {
@@ -56,42 +68,44 @@ class Checker {
       }
       return out;
     }
-    std::vector<const std::byte*> chunks;
-    for (ChunkId id : contributors) chunks.push_back(input_chunk(id));
+    const long double infinity = std::numeric_limits<long double>::infinity();
+    std::vector<long double> sum(elements, 0), magnitude(elements, 0), product(elements, 1);
+    std::vector<long double> low(elements, infinity), high(elements, -infinity);
+    for (const ChunkId id : contributors) {
+      const std::byte* chunk = input_chunk(id);
+      for (std::size_t e = 0; e < elements; ++e) {
+        const long double x = ops_.value(chunk + e * ops_.size);
+        sum[e] += x;
+        magnitude[e] += std::fabs(x);
+        product[e] *= x;
+        low[e] = std::min(low[e], x);
+        high[e] = std::max(high[e], x);
+      }
+    }
     const auto n = static_cast<long double>(contributors.size());
     const auto u = static_cast<long double>(detail::unit_roundoff(ops_.type));
     const auto tiny = static_cast<long double>(detail::smallest_subnormal(ops_.type));
     out.value.resize(elements);
     out.tolerance.resize(elements);
     for (std::size_t e = 0; e < elements; ++e) {
-      long double sum = 0, magnitude = 0, product = 1;
-      long double low = std::numeric_limits<long double>::infinity(), high = -low;
-      for (const std::byte* chunk : chunks) {
-        const long double x = ops_.value(chunk + e * ops_.size);
-        sum += x;
-        magnitude += std::fabs(x);
-        product *= x;
-        low = std::min(low, x);
-        high = std::max(high, x);
-      }
       long double exact = 0, scale = 0;
       switch (options_.op) {
         case ReduceOp::Sum:
-          exact = sum, scale = magnitude;
+          exact = sum[e], scale = magnitude[e];
           break;
         case ReduceOp::Avg: {
           const auto ranks = static_cast<long double>(algo_.ngpus);
-          exact = sum / ranks, scale = magnitude / ranks;
+          exact = sum[e] / ranks, scale = magnitude[e] / ranks;
           break;
         }
         case ReduceOp::Prod:
-          exact = product, scale = std::fabs(product);
+          exact = product[e], scale = std::fabs(product[e]);
           break;
         case ReduceOp::Min:
-          exact = low;
+          exact = low[e];
           break;  // one of the inputs: exact
         case ReduceOp::Max:
-          exact = high;
+          exact = high[e];
           break;
       }
       out.value[e] = exact;
@@ -107,7 +121,8 @@ class Checker {
   const ir::Algorithm& algo_;
   const RunOptions& options_;
   const detail::ElementOps& ops_;
-  const std::vector<RankBuffers>& inputs_;
+  const std::vector<RankBuffers>* inputs_;
+  std::vector<std::byte> made_;  // a chunk made again, where inputs_ is null
   detail::ExpectedByList& memo_;
 };
 
@@ -174,10 +189,10 @@ std::string check_spec_fits(const ir::Algorithm& algo, const CollectiveSpec& spe
 
 bool Executor::check(const RunOptions& options, const std::vector<RankBuffers>& inputs,
                      const std::vector<RankBuffers>& results, RunResult& into) const {
-  return check(options, inputs, results, into, nullptr);
+  return check(options, &inputs, results, into, nullptr);
 }
 
-bool Executor::check(const RunOptions& options, const std::vector<RankBuffers>& inputs,
+bool Executor::check(const RunOptions& options, const std::vector<RankBuffers>* inputs,
                      const std::vector<RankBuffers>& results, RunResult& into,
                      detail::RunCacheState* cache) const {
   auto refuse = [&into](std::string message) {
@@ -211,11 +226,12 @@ bool Executor::check(const RunOptions& options, const std::vector<RankBuffers>& 
       !size.empty()) {
     return refuse(size);
   }
-  for (const auto* buffers : {&inputs, &results}) {
+  for (const auto* buffers : {inputs, &results}) {
+    if (buffers == nullptr) continue;
     std::string sizes =
         detail::check_buffer_sizes(*plan_, layout, options.chunk_elements, ops->size, *buffers);
     if (!sizes.empty()) {
-      return refuse(fmt::format("{}: {}", buffers == &inputs ? "inputs" : "results", sizes));
+      return refuse(fmt::format("{}: {}", buffers == inputs ? "inputs" : "results", sizes));
     }
   }
 

@@ -24,7 +24,8 @@ struct ExpectedChunk {
 // type, the operator and S, and not on the call mode.
 using ExpectedByList = std::unordered_map<int, ExpectedChunk>;
 
-// What inputs' values depend on: the type, the operator (it shapes the value range) and S.
+// What the expected values depend on: the type, the operator (it shapes the inputs' value range)
+// and S.
 struct InputShape {
   DataType dtype = DataType::Float;
   ReduceOp op = ReduceOp::Sum;
@@ -36,15 +37,11 @@ struct InputShape {
 struct RunCacheState {
   const Executor* owner = nullptr;  // list ids and inputs belong to one executor
 
-  // The buffers also depend on the call mode (in place, only the surviving buffer).
-  std::optional<InputShape> inputs_shape;
-  bool inputs_in_place = false;
-  std::vector<RankBuffers> inputs;
-
   std::optional<InputShape> expected_shape;
   ExpectedByList expected;
 
-  // The buffers of the latest run, overwritten by the next: kept so that their memory is reused.
+  // The buffers of the latest run, filled again for the next: kept so that their memory is
+  // reused. No copy of the inputs is kept: the check makes their values again (input_values.h).
   std::vector<RankBuffers> results;
 };
 

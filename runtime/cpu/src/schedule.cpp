@@ -77,7 +77,7 @@ class Scheduler {
 
 bool Scheduler::prepare() {
   std::string problem = check_call_size(plan_, layout_, options_.chunk_elements, ops_.size);
-  if (problem.empty()) {
+  if (problem.empty() && options_.move_data) {  // a run that moves no data touches no buffer
     problem = check_buffer_sizes(plan_, layout_, options_.chunk_elements, ops_.size, buffers_);
   }
   if (!problem.empty()) {

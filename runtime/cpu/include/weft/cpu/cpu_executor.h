@@ -195,15 +195,20 @@ class Executor {
   const CollectiveSpec& spec() const { return spec_; }
 
  private:
-  // make_inputs' buffers with nothing in them: what a completion-only run needs.
-  std::vector<RankBuffers> sized_buffers(const RunOptions& options) const;
+  // make_inputs into `buffers`, reusing the memory they hold; false when the algorithm or the
+  // call cannot run (execute() then says why).
+  bool fill_inputs(const RunOptions& options, std::vector<RankBuffers>& buffers) const;
+  // A run for completion only: it moves no data, so it needs no buffers.
+  RunResult complete(const RunOptions& options) const;
   std::optional<int> search_min_fifo_depth(const RunOptions& options, KnownDepths known) const;
   // move_data false: completion only (the scheduler's move_data), buffers left untouched.
   RunResult execute(const RunOptions& options, std::vector<RankBuffers>& buffers,
                     bool move_data) const;
-  RunResult run_from(const RunOptions& options, const std::vector<RankBuffers>& inputs,
-                     detail::RunCacheState* cache) const;
-  bool check(const RunOptions& options, const std::vector<RankBuffers>& inputs,
+  // Runs on `buffers`, filled by fill_inputs, and checks the result.
+  RunResult run_checked(const RunOptions& options, std::vector<RankBuffers>& buffers,
+                        detail::RunCacheState* cache) const;
+  // `inputs` null: the run started from make_inputs' values, which the check makes again.
+  bool check(const RunOptions& options, const std::vector<RankBuffers>* inputs,
              const std::vector<RankBuffers>& results, RunResult& into,
              detail::RunCacheState* cache) const;
 
