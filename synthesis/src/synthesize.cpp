@@ -276,8 +276,9 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     // Its hops, ranks² × pieces, as many as the wide tree's: at most 2^22 (1,024 GPUs in four
     // pieces), allreduce too since the race check holds one component's clocks at a time (its
     // proof on 1,024 GPUs outgrew 21 GB before; now 112 s within compiling's 8.8 GB). Allreduce
-    // on 1,024 H100 GPUs then reaches 89 % of the bound at 64 MB and 1 GB (2.0× and 1.3×
-    // NCCL's model), in 578 s and 9.5 GB, where its sketches without turns did not finish.
+    // on 1,024 H100 GPUs then reaches 89 % of the bound at 64 MB and 1 GB in equal pieces, 90 %
+    // and 95 % in unequal shares (below; 2.0× and 1.4× NCCL's model), in 426 s and 13 GB, where
+    // its sketches without turns did not finish.
     const long long turns_budget = 1 << 22;
     if (topology.nodes() > 1 && pipelined <= direct && ranks * ranks * direct <= turns_budget) {
       TreeShape turns = wide_direct;
@@ -291,6 +292,18 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
       // channel per eight nodes (on 64 nodes allreduce is the same on four).
       if (collective == ir::Collective::ReduceScatter)
         turns.forward_channels = std::min(turns.forward_channels, 4);
+      // Where the budget leaves no finer pieces (1,024 GPUs), the routes carry unequal shares
+      // (5, 4, 4 and 3 sixteenths, below): allreduce then only in them. On 128 H100 nodes its
+      // gather half, as allgather alone, ends on the node forwarding the last round after the
+      // NICs are done, and a smaller last round leaves less of it: 64 MB in 395.8 us against
+      // 401.2, 1 GB in 5,657 against 5,981 (95 % of the bound against 89 %). Both would not fit
+      // the command's ten minutes there (each takes two to three to predict, two to prove).
+      const int finer = pieces_within(turns.pieces, 16, ranks, turns_budget / 2);
+      const bool unequal = turns.pieces == 4 && finer == turns.pieces;
+      if (collective == ir::Collective::AllReduce && unequal) {
+        turns.pieces = 16;
+        turns.groups = {5, 4, 4, 3};
+      }
       out.push_back({tree_sketch(topology, collective, plan, turns), ir::Protocol::Simple});
       // Allgather's turns also in as many pieces as half the budget leaves, at most 16 (16 on
       // 256 GPUs, eight on 512: 94 s and 2.4 GB, 91 % at 64 MB; none more on 1,024). A rail peer's
@@ -300,13 +313,12 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
       // bound in 16 pieces against 84 % in four (91 % in eight); 32 were slower (67 %).
       // Backwards the partials leave the node's chains as they end, and more pieces gained
       // nothing there (reduce-scatter 91 % in eight against 90 %, allreduce 87 %).
-      const int finer = collective == ir::Collective::AllGather
-                            ? pieces_within(turns.pieces, 16, ranks, turns_budget / 2)
-                            : turns.pieces;
-      if (finer > turns.pieces) {
+      if (collective != ir::Collective::AllGather) {
+        // Backwards, finer pieces gained nothing (above).
+      } else if (finer > turns.pieces) {
         turns.pieces = finer;
         out.push_back({tree_sketch(topology, collective, plan, turns), ir::Protocol::Simple});
-      } else if (collective == ir::Collective::AllGather && turns.pieces == 4) {
+      } else if (unequal) {
         // Where the budget leaves no more pieces (1,024 GPUs), the same four routes per root
         // carry unequal shares of its block, the first the largest: 5, 4, 4 and 3 sixteenths. The
         // rounds then end at 31, 56, 81 and 100 % of the NIC's time, not at each quarter: the
