@@ -277,8 +277,8 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     // pieces), allreduce too since the race check holds one component's clocks at a time (its
     // proof on 1,024 GPUs outgrew 21 GB before; now 112 s within compiling's 8.8 GB). Allreduce
     // on 1,024 H100 GPUs then reaches 89 % of the bound at 64 MB and 1 GB in equal pieces, 90 %
-    // and 95 % in unequal shares (below; 2.0× and 1.4× NCCL's model), in 426 s and 13 GB, where
-    // its sketches without turns did not finish.
+    // and 95 % in unequal shares on eight channels of forwards (below; 2.0× and 1.4× NCCL's
+    // model), in 454 s and 13 GB, where its sketches without turns did not finish.
     const long long turns_budget = 1 << 22;
     if (topology.nodes() > 1 && pipelined <= direct && ranks * ranks * direct <= turns_budget) {
       TreeShape turns = wide_direct;
@@ -288,16 +288,22 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
       // more channels more of those chains share its NVLink at once, each slower, so their
       // partials reach the NIC later. Reduce-scatter at 64 MB and 1 GB on 64 H100 nodes: 93 % and
       // 96 % of the bound on two or four, 92 % and 95 % on eight, 87 % and 93 % on 16; on 128
-      // nodes 95 % and 96 % on four, against 92 % and 93 % on 16. Allgather and allreduce keep a
-      // channel per eight nodes (on 64 nodes allreduce is the same on four).
+      // nodes 95 % and 96 % on four, against 92 % and 93 % on 16. Allgather keeps a channel per
+      // eight nodes; allreduce, whose pieces go both ways, at most eight (on 64 nodes the same on
+      // four and eight; on 128, in the unequal shares below, 64 MB in 392.9 us on eight against
+      // 394.2 on 12, 395.8 on 16, 403.7 on four and 518.3 on 32; 1 GB 5,630 us on eight against
+      // 5,657 on 16).
       if (collective == ir::Collective::ReduceScatter)
         turns.forward_channels = std::min(turns.forward_channels, 4);
+      if (collective == ir::Collective::AllReduce)
+        turns.forward_channels = std::min(turns.forward_channels, 8);
       // Where the budget leaves no finer pieces (1,024 GPUs), the routes carry unequal shares
       // (5, 4, 4 and 3 sixteenths, below): allreduce then only in them. On 128 H100 nodes its
       // gather half, as allgather alone, ends on the node forwarding the last round after the
-      // NICs are done, and a smaller last round leaves less of it: 64 MB in 395.8 us against
-      // 401.2, 1 GB in 5,657 against 5,981 (95 % of the bound against 89 %). Both would not fit
-      // the command's ten minutes there (each takes two to three to predict, two to prove).
+      // NICs are done, and a smaller last round leaves less of it: on 16 channels of forwards
+      // 64 MB in 395.8 us against 401.2, 1 GB in 5,657 against 5,981 (95 % of the bound against
+      // 89 %). Both would not fit the command's ten minutes there (each takes two to three to
+      // predict, two to prove).
       const int finer = pieces_within(turns.pieces, 16, ranks, turns_budget / 2);
       const bool unequal = turns.pieces == 4 && finer == turns.pieces;
       if (collective == ir::Collective::AllReduce && unequal) {
