@@ -198,9 +198,9 @@ VerifyReport verify(const Executor& executor, const VerifyOptions& options) {
   }
   if (groups.empty()) tasks.push_back({0, 0, true, false});
   std::mutex heavy_run;
-  // The heavy runs' inputs, expected values and result buffers, made once whichever thread runs
-  // them (a thread's own would make them again: half a gigabyte and seconds at a thousand
-  // ranks); used under heavy_run only.
+  // The heavy runs' expected values and buffers, made once whichever thread runs them (a
+  // thread's own would make them again: half a gigabyte and seconds at a thousand ranks); used
+  // under heavy_run only.
   RunCache heavy_cache;
   // Each thread with its own cache for the light runs it takes.
   run_tasks<RunCache>(tasks.size(), options.threads, [&](std::size_t t, RunCache& light_cache) {

@@ -128,10 +128,11 @@ struct Plan;  // the algorithm flattened for execution, built once per Executor
 struct RunCacheState;
 }  // namespace detail
 
-// What runs of one executor may share: the inputs of one call shape (type, operator, S, call
-// mode; inputs depend on nothing else) and the expected values the check computed from them. A
-// sweep over tile sizes, depths and seeds, like verify(), makes both once instead of per run. It
-// keeps the latest call shape only, and belongs to the executor it was first used with.
+// What runs of one executor may share: the expected values the check computed for one call shape
+// (type, operator, S; the inputs depend on nothing else), and the buffers of the latest run, which
+// the next fills again instead of mapping fresh memory. A sweep over tile sizes, depths and seeds,
+// like verify(), computes the expected values once instead of per run. It keeps the latest call
+// shape only, and belongs to the executor it was first used with.
 class RunCache {
  public:
   RunCache();
