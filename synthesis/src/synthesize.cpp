@@ -319,12 +319,10 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
       // bound in 16 pieces against 84 % in four (91 % in eight); 32 were slower (67 %).
       // Backwards the partials leave the node's chains as they end, and more pieces gained
       // nothing there (reduce-scatter 91 % in eight against 90 %, allreduce 87 %).
-      if (collective != ir::Collective::AllGather) {
-        // Backwards, finer pieces gained nothing (above).
-      } else if (finer > turns.pieces) {
+      if (collective == ir::Collective::AllGather && finer > turns.pieces) {
         turns.pieces = finer;
         out.push_back({tree_sketch(topology, collective, plan, turns), ir::Protocol::Simple});
-      } else if (unequal) {
+      } else if (collective == ir::Collective::AllGather && unequal) {
         // Where the budget leaves no more pieces (1,024 GPUs), the same four routes per root
         // carry unequal shares of its block, the first the largest: 5, 4, 4 and 3 sixteenths. The
         // rounds then end at 31, 56, 81 and 100 % of the NIC's time, not at each quarter: the

@@ -35,7 +35,7 @@ struct InputShape {
 };
 
 struct RunCacheState {
-  const Executor* owner = nullptr;  // list ids and inputs belong to one executor
+  const Executor* owner = nullptr;  // list ids and buffer sizes belong to one executor
 
   std::optional<InputShape> expected_shape;
   ExpectedByList expected;
