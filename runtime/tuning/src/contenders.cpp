@@ -13,7 +13,7 @@ namespace weft::tuning {
 Contender predict_candidate(const Candidate& candidate, const predict::Topology& topology,
                             const std::vector<std::uint64_t>& sizes, bool in_place,
                             const std::function<void(std::uint64_t bytes)>& on_size,
-                            const Pruning& pruning, std::size_t* left_out) {
+                            const Pruning& pruning, LeftOut* left_out) {
   Contender c;
   c.name = candidate.name;
   c.protocol = candidate.algorithm.protocol;
@@ -22,22 +22,29 @@ Contender predict_candidate(const Candidate& candidate, const predict::Topology&
   std::optional<predict::Simulator> simulator;
   predict::SimulationOptions options;
   options.in_place = in_place;
+  bool behind_twin = false;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (behind_twin) {
+      if (left_out) ++left_out->behind_twin;
+      continue;
+    }
     const double ceiling = i < pruning.ceiling_us.size() ? pruning.ceiling_us[i] : kNotApplicable;
     const bool bounded = ceiling != kNotApplicable;
     if (bounded && i < pruning.floor_us.size() && pruning.floor_us[i] >= ceiling) {
-      if (left_out) ++*left_out;
+      if (left_out) ++left_out->by_bound;
       continue;
     }
     if (!simulator) simulator.emplace(candidate.algorithm, topology);
     options.bytes = sizes[i];
     if (bounded && simulator->floor_us(options) >= ceiling) {
-      if (left_out) ++*left_out;
+      if (left_out) ++left_out->by_bound;
       continue;
     }
     if (on_size) on_size(sizes[i]);
     const predict::SimulationResult r = simulator->run(options);
     if (r.ok()) c.time_us[i] = r.time_us;
+    const double twin = i < pruning.twin_us.size() ? pruning.twin_us[i] : kNotApplicable;
+    behind_twin = r.ok() && twin != kNotApplicable && r.time_us > twin;
   }
   return c;
 }

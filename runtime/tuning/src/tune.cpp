@@ -44,12 +44,20 @@ Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& t
     throw std::invalid_argument(fmt::format("tune: {} prunable candidates asked of {} candidates",
                                             request.prunable, candidates.size()));
   }
+  for (std::size_t k = 0; k < request.twins.size(); ++k) {
+    const int twin = request.twins[k];
+    if (twin < -1 || twin >= static_cast<int>(candidates.size()) || twin == static_cast<int>(k)) {
+      throw std::invalid_argument(
+          fmt::format("tune: candidate {}'s twin {} is not another of the {} candidates", k, twin,
+                      candidates.size()));
+    }
+  }
   Tuning tuning;
   tuning.sizes = request.sizes;
   const std::size_t sizes = request.sizes.size();
   // Per size: the best of the prunable candidates predicted so far.
   std::vector<double> best(sizes, kNotApplicable);
-  std::size_t left_out = 0;
+  LeftOut left_out;
   tuning.contenders.resize(candidates.size());
   for (std::size_t position = 0; position < candidates.size(); ++position) {
     const std::size_t k = request.prunable_backwards && position < request.prunable
@@ -76,6 +84,10 @@ Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& t
       for (double& ceiling : pruning.ceiling_us) ceiling /= 1 + request.gap;
       for (std::size_t i = 0; request.floor_us && i < sizes; ++i) {
         pruning.floor_us.push_back(request.floor_us(candidate, request.sizes[i]));
+      }
+      // Empty where the twin is not predicted yet.
+      if (k < request.twins.size() && request.twins[k] >= 0) {
+        pruning.twin_us = tuning.contenders[static_cast<std::size_t>(request.twins[k])].time_us;
       }
     }
     tuning.contenders[k] = predict_candidate(candidate, topology, request.sizes, request.in_place,
@@ -104,15 +116,22 @@ Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& t
   info.files.assign(tuning.contenders.size(), "");
   info.rejected = request.rejected;
   info.notes = topology.assumptions();
-  if (left_out > 0) {
+  if (left_out.by_bound > 0) {
     info.notes.push_back(fmt::format(
         "{} prediction(s) left out (n/a in the tables): at those sizes a lower bound on the "
         "candidate's time was no less than another candidate's predicted time{}",
-        left_out,
+        left_out.by_bound,
         request.gap > 0
             ? fmt::format(" less the gap ({:g} %): it could be at most that much faster",
                           request.gap * 100)
             : std::string()));
+  }
+  if (left_out.behind_twin > 0) {
+    info.notes.push_back(fmt::format(
+        "{} prediction(s) left out (n/a in the tables): past a size where the same schedule on "
+        "a protocol with more payload per byte (its twin) was faster, as its lower latency pays "
+        "less the larger the call",
+        left_out.behind_twin));
   }
   return tuning;
 }

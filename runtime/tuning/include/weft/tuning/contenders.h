@@ -25,6 +25,19 @@ struct Candidate {
 struct Pruning {
   std::vector<double> floor_us;
   std::vector<double> ceiling_us;
+  // The times of the candidate's twin, per size (empty: it has none): the same schedule on a
+  // protocol that carries more payload per byte and per threadblock, so that what this one gains
+  // by its lower latency shrinks as calls grow. From the first size where this one is slower than
+  // its twin, it is not predicted at the larger sizes (the sizes ascend). A heuristic, not a
+  // bound: in the cost model LL128 stays slower than Simple past that size, or within a percent
+  // (docs/synthesis.md).
+  std::vector<double> twin_us;
+};
+
+// What pruning left out: sizes a bound ruled out, and sizes past one where the twin was faster.
+struct LeftOut {
+  std::size_t by_bound = 0;
+  std::size_t behind_twin = 0;
 };
 
 // The candidate simulated on the topology at every size (kNotApplicable where it does not
@@ -34,7 +47,7 @@ struct Pruning {
 Contender predict_candidate(const Candidate& candidate, const predict::Topology& topology,
                             const std::vector<std::uint64_t>& sizes, bool in_place,
                             const std::function<void(std::uint64_t bytes)>& on_size = {},
-                            const Pruning& pruning = {}, std::size_t* left_out = nullptr);
+                            const Pruning& pruning = {}, LeftOut* left_out = nullptr);
 
 // NCCL's own algorithms, timed by NCCL's cost model on the topology (weft/predict/nccl_model.h).
 std::vector<Contender> nccl_contenders(const predict::Topology& topology, ir::Collective collective,
