@@ -30,6 +30,9 @@ double seconds_since(Clock::time_point start) {
 struct Variant {
   Sketch sketch;
   ir::Protocol protocol = ir::Protocol::Simple;
+  // The LL128 twin of the Simple variant of the same sketch: not predicted past a size where it
+  // was slower than that one (tuning::TuneRequest::twins).
+  bool twin = false;
 };
 
 // Node 0's ranks, whose rings and paths every node copies.
@@ -87,6 +90,16 @@ int pieces_within(int pieces, int most, long long ranks, long long budget) {
 std::vector<Variant> variants(const predict::Topology& topology, ir::Collective collective,
                               const NodePlan& plan, int most_channels) {
   std::vector<Variant> out;
+  // Direct trees across nodes, wide or pipelined, also on LL128 (Variant::twin): its hop across
+  // the network costs 4 us where Simple's costs 14 (NCCL's hwLat), so from 1 to 32 MB, where a
+  // call is a few hops and no bandwidth-bound stretch, the same schedule is up to 1.7 times
+  // faster on it (allreduce on four A100 nodes at 8 MB: 93.3 us against 157.9; reduce-scatter on
+  // four H100 nodes at 16 MB: 58.7 against 91.8). Larger, Simple's full payload wins.
+  std::vector<Variant> twins;
+  const auto with_twin = [&](Sketch sketch) {
+    twins.push_back({sketch, ir::Protocol::LL128, true});
+    out.push_back({std::move(sketch), ir::Protocol::Simple});
+  };
   const double channel_gbs =
       topology.costs().protocol(ir::Protocol::Simple).threadblock_bandwidth_gbs;
   if (collective == ir::Collective::AllToAll) {
@@ -246,7 +259,15 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
   while (direct * channel_gbs * (gpus - 1) / 2 < width && direct * 2 <= most_channels) direct *= 2;
   if (direct > 1) {
     TreeShape wide_direct{Within::Direct, Across::Direct, direct, 0, most_channels};
-    out.push_back({tree_sketch(topology, collective, plan, wide_direct), ir::Protocol::Simple});
+    // Allgather's with its LL128 twin where the pipelined ones come too (below: up to 64 ranks),
+    // not where predicting a twin costs minutes (1,024 GPUs).
+    const long long hops = static_cast<long long>(topology.ranks()) * topology.ranks();
+    if (topology.nodes() > 1 && collective == ir::Collective::AllGather &&
+        hops * 2 * direct <= (1 << 18)) {
+      with_twin(tree_sketch(topology, collective, plan, wide_direct));
+    } else {
+      out.push_back({tree_sketch(topology, collective, plan, wide_direct), ir::Protocol::Simple});
+    }
     // Pipelined: many pieces taking turns on the channels, so that a GPU forwards one piece
     // within its node while the next still crosses the network. One tile of 64 MB holds only
     // a few pieces per threadblock otherwise, and the node's last tile then goes through
@@ -349,7 +370,7 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
           for (const int channels : {direct, direct * 2}) {
             if (channels >= pieces || channels > most_channels) continue;
             piped.direct_channels = channels;
-            out.push_back({tree_sketch(topology, collective, plan, piped), ir::Protocol::Simple});
+            with_twin(tree_sketch(topology, collective, plan, piped));
             // On three nodes or more, the widest also as a chain of rail peers: every NIC then
             // takes one origin's pieces at a time, and a node's last arrivals are one origin's
             // last pieces, which its channels forward side by side. Straight to every rail
@@ -360,7 +381,7 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
             if (topology.nodes() > 2 && channels == direct * 2 && pieces == pipelined) {
               TreeShape chain = piped;
               chain.across = Across::Chain;
-              out.push_back({tree_sketch(topology, collective, plan, chain), ir::Protocol::Simple});
+              with_twin(tree_sketch(topology, collective, plan, chain));
             }
           }
         }
@@ -375,7 +396,7 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
         while (piped.direct_channels > 1 && piped.direct_channels * topology.nodes() > 8)
           piped.direct_channels /= 2;
         piped.split_by_node = true;
-        out.push_back({tree_sketch(topology, collective, plan, piped), ir::Protocol::Simple});
+        with_twin(tree_sketch(topology, collective, plan, piped));
         // Where the node's links bind reduce-scatter, the chains whose partials cross the
         // network on twice the channels, and the last quarter of every root's pieces taking
         // their partials first: the partials run ahead, and the node ends on its own chains,
@@ -440,10 +461,13 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
       for (const int pieces : {direct, direct / 2}) {
         if (pieces * topology.nodes() > most_channels) continue;
         wide_direct.pieces = pieces;
-        out.push_back({tree_sketch(topology, collective, plan, wide_direct), ir::Protocol::Simple});
+        with_twin(tree_sketch(topology, collective, plan, wide_direct));
       }
     }
   }
+  // The twins go first: predicted backwards (tune's prunable_backwards), after their Simple ones.
+  out.insert(out.begin(), std::make_move_iterator(twins.begin()),
+             std::make_move_iterator(twins.end()));
   return out;
 }
 
@@ -603,6 +627,21 @@ std::vector<tuning::Candidate> compile_variants(const predict::Topology& topolog
   return out;
 }
 
+// Each LL128 twin's Simple variant among the compiled ones, by index (TuneRequest::twins).
+std::vector<int> twins_of(const std::vector<Variant>& sources) {
+  std::vector<int> twins(sources.size(), -1);
+  for (std::size_t k = 0; k < sources.size(); ++k) {
+    if (!sources[k].twin) continue;
+    for (std::size_t j = 0; j < sources.size(); ++j) {
+      if (!sources[j].twin && sources[j].protocol == ir::Protocol::Simple &&
+          sources[j].sketch.name == sources[k].sketch.name) {
+        twins[k] = static_cast<int>(j);
+      }
+    }
+  }
+  return twins;
+}
+
 // Proves a candidate compiled from `source`, on its program traced again.
 std::optional<std::string> prove(const tuning::Candidate& candidate, const Variant& source,
                                  const SynthesisRequest& request) {
@@ -672,6 +711,7 @@ Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& 
   while (true) {
     started = Clock::now();
     tune.prunable = s.synthesized;
+    tune.twins = twins_of(sources);
     tune.rejected = s.rejected;
     s.tuning = tuning::tune(s.candidates, topology, tune);
     s.predict_seconds += seconds_since(started);
