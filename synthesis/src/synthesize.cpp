@@ -30,8 +30,9 @@ double seconds_since(Clock::time_point start) {
 struct Variant {
   Sketch sketch;
   ir::Protocol protocol = ir::Protocol::Simple;
-  // The LL128 twin of the Simple variant of the same sketch: not predicted past a size where it
-  // was slower than that one (tuning::TuneRequest::twins).
+  // A twin of the same sketch on the protocol with more payload per byte (LL's is the LL128
+  // one, LL128's the Simple one): not predicted past a size where it was slower than that one
+  // (tuning::TuneRequest::twins).
   bool twin = false;
 };
 
@@ -91,12 +92,17 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
                               const NodePlan& plan, int most_channels) {
   std::vector<Variant> out;
   // Direct trees across nodes, wide or pipelined, also on LL128 (Variant::twin): its hop across
-  // the network costs 4 us where Simple's costs 14 (NCCL's hwLat), so from 1 to 32 MB, where a
-  // call is a few hops and no bandwidth-bound stretch, the same schedule is up to 1.7 times
-  // faster on it (allreduce on four A100 nodes at 8 MB: 93.3 us against 157.9; reduce-scatter on
-  // four H100 nodes at 16 MB: 58.7 against 91.8). Larger, Simple's full payload wins.
+  // the network costs 4 us where Simple's costs 14 (NCCL's hwLat), so from 128 KB to 32 MB,
+  // where a call is a few hops and no bandwidth-bound stretch, the same schedule is up to 1.7
+  // times faster on it (allreduce on four A100 nodes at 8 MB: 93.3 us against 157.9;
+  // reduce-scatter on four H100 nodes at 16 MB: 58.7 against 91.8). Larger, Simple's full
+  // payload wins. The wide trees also on LL (`with_ll`), whose hop costs 2.7 us: from 8 to
+  // 256 KB up to 1.55 times faster than on LL128 or a single piece on LL (allreduce on four A100
+  // nodes at 64 KB: 16.8 us against 26.1).
   std::vector<Variant> twins;
-  const auto with_twin = [&](Sketch sketch) {
+  const auto with_twin = [&](Sketch sketch, bool with_ll = false) {
+    // Each before the one it is the twin of: predicted after it (backwards).
+    if (with_ll) twins.push_back({sketch, ir::Protocol::LL, true});
     twins.push_back({sketch, ir::Protocol::LL128, true});
     out.push_back({std::move(sketch), ir::Protocol::Simple});
   };
@@ -264,7 +270,7 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     const long long hops = static_cast<long long>(topology.ranks()) * topology.ranks();
     if (topology.nodes() > 1 && collective == ir::Collective::AllGather &&
         hops * 2 * direct <= (1 << 18)) {
-      with_twin(tree_sketch(topology, collective, plan, wide_direct));
+      with_twin(tree_sketch(topology, collective, plan, wide_direct), /*with_ll=*/true);
     } else {
       out.push_back({tree_sketch(topology, collective, plan, wide_direct), ir::Protocol::Simple});
     }
@@ -461,7 +467,7 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
       for (const int pieces : {direct, direct / 2}) {
         if (pieces * topology.nodes() > most_channels) continue;
         wide_direct.pieces = pieces;
-        with_twin(tree_sketch(topology, collective, plan, wide_direct));
+        with_twin(tree_sketch(topology, collective, plan, wide_direct), /*with_ll=*/true);
       }
     }
   }
@@ -627,13 +633,16 @@ std::vector<tuning::Candidate> compile_variants(const predict::Topology& topolog
   return out;
 }
 
-// Each LL128 twin's Simple variant among the compiled ones, by index (TuneRequest::twins).
+// Each twin's variant of the same sketch on the next protocol up (LL → LL128 → Simple) among the
+// compiled ones, by index (TuneRequest::twins).
 std::vector<int> twins_of(const std::vector<Variant>& sources) {
   std::vector<int> twins(sources.size(), -1);
   for (std::size_t k = 0; k < sources.size(); ++k) {
     if (!sources[k].twin) continue;
+    const ir::Protocol up =
+        sources[k].protocol == ir::Protocol::LL ? ir::Protocol::LL128 : ir::Protocol::Simple;
     for (std::size_t j = 0; j < sources.size(); ++j) {
-      if (!sources[j].twin && sources[j].protocol == ir::Protocol::Simple &&
+      if (sources[j].protocol == up && (up == ir::Protocol::LL128) == sources[j].twin &&
           sources[j].sketch.name == sources[k].sketch.name) {
         twins[k] = static_cast<int>(j);
       }

@@ -237,12 +237,13 @@ TEST_CASE("An optimality gap leaves out sketches that could be at most that much
   }
 }
 
-// Direct trees across nodes also contend on LL128, each its Simple sketch's twin
-// (TuneRequest::twins): past the first size where it is slower than its twin, it is not predicted.
+// Direct trees across nodes also contend on LL128, each its Simple sketch's twin, and the wide ones
+// on LL, each its LL128 sketch's twin (TuneRequest::twins): past the first size where one is
+// slower than its twin, it is not predicted.
 // Predicting everything on the same sketches, every size's best is the same, the twin was slower
 // (or within a percent: the rule is a heuristic) at every size it was left out at, and something
 // was left out. An index out of range, or a candidate's own, is refused.
-TEST_CASE("LL128 twins are predicted only up to the size where their Simple twin is faster") {
+TEST_CASE("LL and LL128 twins are predicted only up to the size where their twin is faster") {
   const predict::Topology two_by_two = topology("a100-nvswitch", 2, 2);
   std::vector<std::uint64_t> sizes;
   for (std::uint64_t bytes = 64 << 10; bytes <= (256ull << 20); bytes *= 4) sizes.push_back(bytes);
@@ -256,14 +257,19 @@ TEST_CASE("LL128 twins are predicted only up to the size where their Simple twin
     std::vector<int> twins(sketches.size(), -1);
     for (std::size_t k = 0; k < sketches.size(); ++k) {
       const std::string& name = sketches[k].name;
-      const std::string suffix = " LL128";
-      if (name.find("_direct_p1 ") != std::string::npos || name.size() < suffix.size() ||
-          name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
-        continue;
-      }
-      const std::string simple = name.substr(0, name.size() - suffix.size()) + " Simple";
-      for (std::size_t j = 0; j < sketches.size(); ++j) {
-        if (sketches[j].name == simple) twins[k] = static_cast<int>(j);
+      if (name.find("_direct_p1 ") != std::string::npos) continue;  // no twins, one piece
+      // LL's twin is on LL128, LL128's on Simple.
+      for (const auto& [protocol, up] :
+           {std::pair{" LL", " LL128"}, std::pair{" LL128", " Simple"}}) {
+        const std::string suffix = protocol;
+        if (name.size() < suffix.size() ||
+            name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+          continue;
+        }
+        const std::string twin = name.substr(0, name.size() - suffix.size()) + up;
+        for (std::size_t j = 0; j < sketches.size(); ++j) {
+          if (sketches[j].name == twin) twins[k] = static_cast<int>(j);
+        }
       }
     }
     const auto paired = std::count_if(twins.begin(), twins.end(), [](int t) { return t >= 0; });
