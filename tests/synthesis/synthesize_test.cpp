@@ -331,6 +331,20 @@ TEST_CASE("LL and LL128 twins are predicted only up to the size where their twin
   }
 }
 
+// On one node the wide direct tree also contends on LL and LL128 (its twins): a few pieces side
+// by side on LL beat one piece on LL at mid-small sizes (10.1 us against 16.6 at 128 KB).
+TEST_CASE("On one H100 node, allreduce at 128 KB goes fastest on the wide direct tree on LL") {
+  const Synthesis s =
+      synthesized_alone(topology("h100-nvswitch"), ir::Collective::AllReduce, {128 << 10});
+  const tuning::Contender& winner = first_winner(s);
+  CHECK(winner.name == "synth_direct_p8 LL");
+  const auto one_piece =
+      std::find_if(s.tuning.contenders.begin(), s.tuning.contenders.end(),
+                   [](const tuning::Contender& c) { return c.name == "synth_direct_p1 LL"; });
+  REQUIRE(one_piece != s.tuning.contenders.end());
+  CHECK(winner.time_us[0] < 0.7 * one_piece->time_us[0]);
+}
+
 TEST_CASE("Within MSCCL's limits every sketch still proves, or is left out with the limit named") {
   SynthesisRequest request;
   request.collective = ir::Collective::AllReduce;
