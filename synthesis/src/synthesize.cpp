@@ -282,7 +282,7 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     TreeShape wide_direct{Within::Direct, Across::Direct, direct, 0, most_channels};
     // With its LL and LL128 twins on one node, and across nodes for allgather (reduce-scatter
     // and allreduce have theirs split by node, below), where the pipelined ones come too (up to
-    // 64 ranks), not where predicting a twin costs minutes (1,024 GPUs). On one H100 node,
+    // 128 ranks), not where predicting a twin costs minutes (1,024 GPUs). On one H100 node,
     // allreduce at 128 KB in 10.1 us on LL against 16.6 for one piece on LL; on a DGX-1 17.2
     // against 23.0.
     const long long hops = static_cast<long long>(topology.ranks()) * topology.ranks();
