@@ -86,6 +86,13 @@ int pieces_within(int pieces, int most, long long ranks, long long budget) {
   return pieces;
 }
 
+// Whether a sketch of `pieces` per rank pair may have LL and LL128 twins: each is compiled and
+// predicted too, in seconds up to 128 ranks, in minutes on 1,024 GPUs.
+bool twins_pay(const predict::Topology& topology, int pieces) {
+  const long long ranks = topology.ranks();
+  return ranks * ranks * 2 * pieces <= (1 << 18);
+}
+
 // The sketches worth proving for this collective on this machine: each wins some sizes on some
 // machines, and there are few enough that synthesis stays within seconds.
 std::vector<Variant> variants(const predict::Topology& topology, ir::Collective collective,
@@ -135,9 +142,8 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     // The wide and the rails' sketches with their LL and LL128 twins, where they have few enough
     // pieces to predict in seconds (not on 1,024 GPUs): on one H100 node at 256 KB, 8.2 us on LL
     // against 12.2 for one piece per pair; on two A100 nodes at 512 KB 29.2 on LL128 against 32.9.
-    const long long pairs = static_cast<long long>(topology.ranks()) * topology.ranks();
-    const bool twins_pay = pairs * 2 * wide <= (1 << 18);
-    if (twins_pay) {
+    const bool with_twins = twins_pay(topology, wide);
+    if (with_twins) {
       with_twin(std::move(direct), /*with_ll=*/true);
     } else {
       out.push_back({std::move(direct), ir::Protocol::Simple});
@@ -155,7 +161,7 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
       }
     }
     if (topology.nodes() > 1 && topology.gpus_per_node() > 1) {
-      if (twins_pay) {
+      if (with_twins) {
         with_twin(alltoall_sketch(topology, true, 1), /*with_ll=*/true);
       } else {
         out.push_back({alltoall_sketch(topology, true, 1), ir::Protocol::Simple});
@@ -285,9 +291,8 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     // 128 ranks), not where predicting a twin costs minutes (1,024 GPUs). On one H100 node,
     // allreduce at 128 KB in 10.1 us on LL against 16.6 for one piece on LL; on a DGX-1 17.2
     // against 23.0.
-    const long long hops = static_cast<long long>(topology.ranks()) * topology.ranks();
     if ((topology.nodes() == 1 || collective == ir::Collective::AllGather) &&
-        hops * 2 * direct <= (1 << 18)) {
+        twins_pay(topology, direct)) {
       with_twin(tree_sketch(topology, collective, plan, wide_direct), /*with_ll=*/true);
     } else {
       out.push_back({tree_sketch(topology, collective, plan, wide_direct), ir::Protocol::Simple});
@@ -657,10 +662,12 @@ std::vector<int> twins_of(const std::vector<Variant>& sources) {
   std::vector<int> twins(sources.size(), -1);
   for (std::size_t k = 0; k < sources.size(); ++k) {
     if (!sources[k].twin) continue;
-    const ir::Protocol up =
-        sources[k].protocol == ir::Protocol::LL ? ir::Protocol::LL128 : ir::Protocol::Simple;
+    // An LL twin's is the LL128 twin; an LL128 twin's the Simple variant, never a twin. (Other
+    // LL128 variants, not twins, may share a sketch's name with an LL twin's: not its twin.)
+    const bool to_simple = sources[k].protocol != ir::Protocol::LL;
+    const ir::Protocol up = to_simple ? ir::Protocol::Simple : ir::Protocol::LL128;
     for (std::size_t j = 0; j < sources.size(); ++j) {
-      if (sources[j].protocol == up && (up == ir::Protocol::LL128) == sources[j].twin &&
+      if (sources[j].protocol == up && sources[j].twin != to_simple &&
           sources[j].sketch.name == sources[k].sketch.name) {
         twins[k] = static_cast<int>(j);
       }

@@ -29,8 +29,8 @@ struct Pruning {
   // protocol that carries more payload per byte and per threadblock, so that what this one gains
   // by its lower latency shrinks as calls grow. From the first size where this one is slower than
   // its twin, it is not predicted at the larger sizes (the sizes ascend). A heuristic, not a
-  // bound: in the cost model LL128 stays slower than Simple past that size, or within a percent
-  // (docs/synthesis.md).
+  // bound: in the cost model LL128 stays slower than Simple past that size (and LL than LL128),
+  // or within a percent (docs/synthesis.md).
   std::vector<double> twin_us;
 };
 

@@ -50,8 +50,9 @@ struct TuneRequest {
   // Per prunable candidate, the index of its twin (-1, or past the end: none): the same schedule
   // on a protocol with more payload per byte (Pruning::twin_us). Past the first size where a
   // candidate is predicted slower than its twin, it is not predicted; the twin must be predicted
-  // before it (backwards: the twin after it in the list). Synthesis gives its LL128 sketches their
-  // Simple twins. tune throws std::invalid_argument for an index out of range or a candidate's own.
+  // before it (backwards: the twin after it in the list). Synthesis gives its LL sketches their
+  // LL128 twins, and those their Simple ones. tune throws std::invalid_argument for an index out
+  // of range or a candidate's own.
   std::vector<int> twins;
 };
 
