@@ -175,8 +175,14 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
   const int forward_channels = within == Within::Direct && !split_by_node && nodes > 1
                                    ? std::max(1, shape.forward_channels)
                                    : 1;
+  const int home_channels =
+      split_by_node && shape.home_channels > 0 ? std::min(shape.home_channels, direct_channels) : 0;
+  const int network_channels = split_by_node && shape.network_channels > 0
+                                   ? std::min(shape.network_channels, shape.most_channels / 2)
+                                   : 0;
   s.channels = within == Within::Direct
-                   ? (split_by_node ? direct_channels + (nodes - 1) * partial_channels
+                   ? (split_by_node ? std::max(direct_channels + (nodes - 1) * partial_channels,
+                                               2 * network_channels)
                                     : std::max(direct_channels, forward_channels))
                    : static_cast<int>(lane_count) * gpus;
   const bool along_trees = !plan.paths.empty() && !plan.paths.front().empty() &&
@@ -211,6 +217,8 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
     }
     s.name += fmt::format("_g{}", fmt::join(runs, "_"));
   }
+  if (home_channels > 0) s.name += fmt::format("_h{}", home_channels);
+  if (network_channels > 0) s.name += fmt::format("_n{}", network_channels);
   if (within == Within::Direct && direct_channels < shape.pieces) {
     s.name += fmt::format("_c{}", direct_channels);
     // Unfused, the threadblock that takes a piece from the network takes the next one at once,
@@ -251,7 +259,11 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
         first += mine[l].pieces;
       }
     }
-    for (const Group& group : groups) {
+    for (std::size_t ordinal = 0; ordinal < groups.size(); ++ordinal) {
+      const Group& group = groups[ordinal];
+      // The group's turn on the home and network channels (TreeShape::home_channels,
+      // network_channels).
+      const int turn = static_cast<int>(ordinal);
       Route route;
       route.root = root;
       route.piece = group.piece;
@@ -264,8 +276,10 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
         // Split, the two ways between two nodes get channels of their own: one threadblock
         // would otherwise send this node's partial and take the other's in turn, and leave the
         // NIC one way idle while it works the other.
-        const int channel =
-            group.channel + (split_by_node && from / gpus > to / gpus ? direct_channels : 0);
+        const bool back = split_by_node && from / gpus > to / gpus;
+        const int channel = network_channels > 0
+                                ? turn % network_channels + (back ? network_channels : 0)
+                                : group.channel + (back ? direct_channels : 0);
         route.hops.push_back({from, to, channel});
       }
       // Within every node, from the rail peer that holds it.
@@ -288,14 +302,16 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
             route.hops.push_back({rank(node, at), rank(node, to), group.channel, node == home});
           }
         } else {
-          // Split, the root's node on the first channels, every other node's on channels of
-          // its own after them, its pieces taking turns on them. With forward channels, the
-          // roots' nodes take turns on those.
+          // Split, the root's node on the first channels (on the first `home_channels` of
+          // them in turn, where set), every other node's on channels of its own after them, its
+          // pieces taking turns on them. With forward channels, the roots' nodes take turns on
+          // those.
           const int away = (node - home + nodes) % nodes;
           const int channel =
               split_by_node && away > 0
                   ? direct_channels + (away - 1) * partial_channels + group.piece % partial_channels
               : forward_channels > 1 ? away % forward_channels
+              : home_channels > 0    ? turn % home_channels
                                      : group.channel;
           for (int d = 1; d < gpus; ++d) {
             route.hops.push_back(

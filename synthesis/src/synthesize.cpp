@@ -62,6 +62,15 @@ bool paths_differ_from_rings(const NodePlan& plan) {
   return std::abs(broadcast_rate(plan.paths) - rings_rate) > rings_rate * 1e-3;
 }
 
+// The narrowest link on node 0's first GPU's route to its rail peer on the next node: its NIC.
+double nic_gbs(const predict::Topology& topology) {
+  double gbs = std::numeric_limits<double>::infinity();
+  for (const int l : topology.route(0, topology.gpus_per_node())) {
+    gbs = std::min(gbs, topology.links()[static_cast<std::size_t>(l)].bandwidth_gbs);
+  }
+  return gbs;
+}
+
 // Whether, reducing backwards along rails, a GPU's links within its node take longer than its
 // NIC: every piece comes in G - 1 times over the node's links (`node_gbs`, the rings' width) for
 // each of the N nodes' roots, and (N - 1) of those N partials leave over the NIC (the narrowest
@@ -72,11 +81,20 @@ bool node_links_bind(const predict::Topology& topology, double node_gbs) {
   const int gpus = topology.gpus_per_node();
   const int nodes = topology.nodes();
   if (nodes < 2 || gpus < 2 || !(node_gbs > 0)) return false;
-  double nic_gbs = std::numeric_limits<double>::infinity();
-  for (const int l : topology.route(0, gpus)) {
-    nic_gbs = std::min(nic_gbs, topology.links()[static_cast<std::size_t>(l)].bandwidth_gbs);
-  }
-  return (gpus - 1) / node_gbs > (nodes - 1) / (nodes * nic_gbs);
+  return (gpus - 1) / node_gbs > (nodes - 1) / (nodes * nic_gbs(topology));
+}
+
+// Reducing backwards along rails where the node's links bind: the root's own chains on as many of
+// the `direct` channels as leave the chains whose partial crosses the network the share of a
+// GPU's links its NIC needs, (G - 1) × NIC over the node's links (each partial comes in G - 1
+// times), counting each channel's flow alike (the simulator splits a link evenly among its
+// flows). On four H100 nodes: 7 × 50 of 450 GB/s, so 6 of 8 channels against 24 for the other
+// three nodes' chains (80 %); split evenly (75 %) the NIC waits for partials in every round.
+int home_channels(const predict::Topology& topology, double node_gbs, int direct) {
+  const double need = (topology.gpus_per_node() - 1) * nic_gbs(topology) / node_gbs;
+  if (!(need > 0) || need >= 1) return direct;
+  const double others = static_cast<double>(topology.nodes() - 1) * direct;
+  return std::clamp(static_cast<int>(std::floor(others * (1 - need) / need)), 1, direct);
 }
 
 // The most pieces, doubling from `pieces` while twice as many are at most `most`, whose hops
@@ -465,14 +483,38 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
             // The pairs' partials reduce on the channel of their first piece, every other one
             // (TreeShape::groups): on all eight, 287.0 us against 283.4. Halving only each
             // channel's first piece reached 284.0 us; halving again (1,024 pieces, in fours
-            // after) was slower.
-            TreeShape halved = fine;
-            halved.pieces = 2 * fine.pieces;
-            const int first = 2 * fine.direct_channels;
-            halved.groups.assign(static_cast<std::size_t>(first), 1);
-            halved.groups.resize(static_cast<std::size_t>(first + (halved.pieces - first) / 2), 2);
-            out.push_back({tree_sketch(topology, collective, plan, halved), ir::Protocol::Simple});
-            if (node_links_bind(topology, width)) {
+            // after) was slower. Where the node's links bind, the sketch below starts the
+            // network sooner still, and this one won no size on the suite's machines.
+            const bool links_bind = node_links_bind(topology, width);
+            if (!links_bind) {
+              TreeShape halved = fine;
+              halved.pieces = 2 * fine.pieces;
+              const int first = 2 * fine.direct_channels;
+              halved.groups.assign(static_cast<std::size_t>(first), 1);
+              halved.groups.resize(static_cast<std::size_t>(first + (halved.pieces - first) / 2),
+                                   2);
+              out.push_back(
+                  {tree_sketch(topology, collective, plan, halved), ir::Protocol::Simple});
+            } else {
+              // Where the node's links bind, twice the pieces again on the same channels (4 KB
+              // each at 64 MB on 32 ranks; at most 512, and within twice the budget), the
+              // root's own chains on fewer of them (home_channels above), and the network hops
+              // on as many channels as the profile leaves. Smaller pieces reach the network
+              // sooner (on four H100 nodes the first partial leaves at 6.5 us, against 10.1),
+              // but on 24 connections a NIC then keeps too few bytes in flight: a connection
+              // holds four messages, and a message's slot comes back only 14 us (the network
+              // hop) after its send ends. There at 64 MB: 154.9 us (96 % of the bound) against
+              // 164.9 (90 %) for the fine sketch, 158.2 with the fine sketch's pieces on these
+              // channels, and 163.3 on them with the root's chains on all eight; at 1 GB 99 %
+              // against 96 %. The NIC sends without a gap from its first partial to its last.
+              // On two A100 nodes it wins at 32 MB (7 % faster) and from 128 MB (1 %), on two
+              // DGX-1s from 2 to 256 MB (under 1 %).
+              TreeShape window = fine;
+              window.pieces = 2 * fine.pieces;
+              window.home_channels = home_channels(topology, width, fine.direct_channels);
+              window.network_channels = most_channels / 2;
+              out.push_back(
+                  {tree_sketch(topology, collective, plan, window), ir::Protocol::Simple});
               fine.partial_chain_channels = 2;
               fine.partials_first = fine.pieces / 4;
               out.push_back({tree_sketch(topology, collective, plan, fine), ir::Protocol::Simple});

@@ -82,6 +82,16 @@ struct TreeShape {
   // every other node's roots, and on one channel per peer it would take them one root after
   // another, each root's last piece holding up the next root's first.
   int forward_channels = 0;
+  // Split by node, backwards: the root's own node's chains on this many of the direct channels,
+  // the pieces in turn (0: as the pieces' direct channels). A GPU's NVLink is shared evenly by
+  // the flows on it, so on fewer channels the chains whose partial crosses the network take a
+  // larger share of it and run ahead of the root's own, which no network hop waits for.
+  int home_channels = 0;
+  // Split by node: the network hops on this many channels each way, the pieces in turn (0: as
+  // the pieces' direct channels). A connection holds a FIFO's depth of messages, so small pieces
+  // on few connections leave a NIC idle for the network's hop latency; more connections keep
+  // more bytes in flight.
+  int network_channels = 0;
   // Direct trees: the pieces travel in groups of these many (summing to `pieces`), each group
   // one route, group k on direct channel k; split by node, a group's partials reduce on the
   // channel of its first piece. Empty: a route per piece.
