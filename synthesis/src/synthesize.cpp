@@ -131,6 +131,20 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     twins.push_back({sketch, ir::Protocol::LL128, true});
     out.push_back({std::move(sketch), ir::Protocol::Simple});
   };
+  // On Simple, with its LL and LL128 twins where `twinned`.
+  const auto maybe_twinned = [&](Sketch sketch, bool twinned) {
+    if (twinned) {
+      with_twin(std::move(sketch), /*with_ll=*/true);
+    } else {
+      out.push_back({std::move(sketch), ir::Protocol::Simple});
+    }
+  };
+  // The twins go first: predicted backwards (tune's prunable_backwards), after their Simple ones.
+  const auto twins_first = [&] {
+    out.insert(out.begin(), std::make_move_iterator(twins.begin()),
+               std::make_move_iterator(twins.end()));
+    return std::move(out);
+  };
   const double channel_gbs =
       topology.costs().protocol(ir::Protocol::Simple).threadblock_bandwidth_gbs;
   if (collective == ir::Collective::AllToAll) {
@@ -161,11 +175,7 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     // pieces to predict in seconds (not on 1,024 GPUs): on one H100 node at 256 KB, 8.2 us on LL
     // against 12.2 for one piece per pair; on two A100 nodes at 512 KB 29.2 on LL128 against 32.9.
     const bool with_twins = twins_pay(topology, wide);
-    if (with_twins) {
-      with_twin(std::move(direct), /*with_ll=*/true);
-    } else {
-      out.push_back({std::move(direct), ir::Protocol::Simple});
-    }
+    maybe_twinned(std::move(direct), with_twins);
     if (relieves) out.push_back({std::move(routed), ir::Protocol::Simple});
     // Routes that relay balance the links better in finer pieces (a DGX-1's two quads of GPUs,
     // joined by four NVLinks of two widths): on one node, where predicting them is cheap, two
@@ -179,15 +189,9 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
       }
     }
     if (topology.nodes() > 1 && topology.gpus_per_node() > 1) {
-      if (with_twins) {
-        with_twin(alltoall_sketch(topology, true, 1), /*with_ll=*/true);
-      } else {
-        out.push_back({alltoall_sketch(topology, true, 1), ir::Protocol::Simple});
-      }
+      maybe_twinned(alltoall_sketch(topology, true, 1), with_twins);
     }
-    out.insert(out.begin(), std::make_move_iterator(twins.begin()),
-               std::make_move_iterator(twins.end()));
-    return out;
+    return twins_first();
   }
   // Allreduce's gather runs on channels of its own, as many as its scatter's (to_program).
   if (collective == ir::Collective::AllReduce) most_channels = std::max(1, most_channels / 2);
@@ -309,12 +313,9 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
     // 128 ranks), not where predicting a twin costs minutes (1,024 GPUs). On one H100 node,
     // allreduce at 128 KB in 10.1 us on LL against 16.6 for one piece on LL; on a DGX-1 17.2
     // against 23.0.
-    if ((topology.nodes() == 1 || collective == ir::Collective::AllGather) &&
-        twins_pay(topology, direct)) {
-      with_twin(tree_sketch(topology, collective, plan, wide_direct), /*with_ll=*/true);
-    } else {
-      out.push_back({tree_sketch(topology, collective, plan, wide_direct), ir::Protocol::Simple});
-    }
+    maybe_twinned(tree_sketch(topology, collective, plan, wide_direct),
+                  (topology.nodes() == 1 || collective == ir::Collective::AllGather) &&
+                      twins_pay(topology, direct));
     // Pipelined: many pieces taking turns on the channels, so that a GPU forwards one piece
     // within its node while the next still crosses the network. One tile of 64 MB holds only
     // a few pieces per threadblock otherwise, and the node's last tile then goes through
@@ -536,10 +537,7 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
       }
     }
   }
-  // The twins go first: predicted backwards (tune's prunable_backwards), after their Simple ones.
-  out.insert(out.begin(), std::make_move_iterator(twins.begin()),
-             std::make_move_iterator(twins.end()));
-  return out;
+  return twins_first();
 }
 
 // Sizes every sketch divides: a whole number of 16-byte elements in each of up to 64 pieces of
