@@ -88,6 +88,42 @@ double efficiency(const std::vector<Lane>& lanes, int pieces) {
   return worst > 0 ? (pieces / width) / worst : 0;
 }
 
+// When the node has forwarded the last round of these shares (in NIC time of the whole block),
+// in round_shares' fluid model.
+double last_forward_ends(const std::vector<int>& shares, int pieces, double forward_ratio) {
+  double sent = 0;
+  double forwarded = 0;
+  for (const int share : shares) {
+    const double part = static_cast<double>(share) / pieces;
+    sent += part;
+    forwarded = std::max(forwarded, sent) + forward_ratio * part;
+  }
+  return forwarded;
+}
+
+// Every way of splitting `left` units into the rest of `shares` (none larger than `most`) after
+// its first `filled`, keeping the best in `best` (its end in `best_end`).
+void try_shares(std::vector<int>& shares, std::size_t filled, int left, int most, int pieces,
+                double forward_ratio, std::vector<int>& best, double& best_end) {
+  if (filled == shares.size()) {
+    if (left != 0) return;
+    const double end = last_forward_ends(shares, pieces, forward_ratio);
+    // Shares are tried larger first, so only a strictly earlier end replaces the best.
+    if (end < best_end - 1e-12) {
+      best = shares;
+      best_end = end;
+    }
+    return;
+  }
+  const int after = static_cast<int>(shares.size() - filled) - 1;  // each needs one unit
+  for (int share = std::min(most, left - after); share >= 1; --share) {
+    // The rest, none larger than this one, cannot hold more than `after` of it.
+    if (left - share > after * share) break;
+    shares[filled] = share;
+    try_shares(shares, filled + 1, left - share, share, pieces, forward_ratio, best, best_end);
+  }
+}
+
 }  // namespace
 
 std::vector<Lane> ring_lanes(const std::vector<double>& widths, double lane_gbs, int most,
@@ -119,6 +155,16 @@ int plan_pieces(const NodePlan& plan, Within within, double lane_gbs, int most_l
     pieces = std::max(pieces, lane_pieces(widths_of(paths), lane_gbs, most_lanes, most));
   }
   return pieces;
+}
+
+std::vector<int> round_shares(int rounds, int pieces, double forward_ratio) {
+  if (rounds < 1 || rounds > pieces || !std::isfinite(forward_ratio) || forward_ratio < 0)
+    return {};
+  std::vector<int> shares(static_cast<std::size_t>(rounds), 0);
+  std::vector<int> best;
+  double best_end = std::numeric_limits<double>::infinity();
+  try_shares(shares, 0, pieces, pieces, pieces, forward_ratio, best, best_end);
+  return best;
 }
 
 Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,

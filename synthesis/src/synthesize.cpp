@@ -367,12 +367,12 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
       if (collective == ir::Collective::AllReduce)
         turns.forward_channels = std::min(turns.forward_channels, 8);
       // Where the budget leaves no finer pieces (1,024 GPUs), the routes carry unequal shares
-      // (5, 4, 4 and 3 sixteenths, below): allreduce then only in them. On 128 H100 nodes its
-      // gather half, as allgather alone, ends on the node forwarding the last round after the
-      // NICs are done, and a smaller last round leaves less of it: on 16 channels of forwards
-      // 64 MB in 395.8 us against 401.2, 1 GB in 5,657 against 5,981 (95 % of the bound against
-      // 89 %). Both would not fit the command's ten minutes there (each takes two to three to
-      // predict, two to prove).
+      // (allgather's below): allreduce then only in four, 5, 4, 4 and 3 sixteenths. On 128 H100
+      // nodes its gather half, as allgather alone, ends on the node forwarding the last round
+      // after the NICs are done, and a smaller last round leaves less of it: on 16 channels of
+      // forwards 64 MB in 395.8 us against 401.2, 1 GB in 5,657 against 5,981 (95 % of the bound
+      // against 89 %). Both would not fit the command's ten minutes there (each takes two to
+      // three to predict, two to prove).
       const int finer = pieces_within(turns.pieces, 16, ranks, turns_budget / 2);
       const bool unequal = turns.pieces == 4 && finer == turns.pieces;
       if (collective == ir::Collective::AllReduce && unequal) {
@@ -392,16 +392,20 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
         turns.pieces = finer;
         out.push_back({tree_sketch(topology, collective, plan, turns), ir::Protocol::Simple});
       } else if (collective == ir::Collective::AllGather && unequal) {
-        // Where the budget leaves no more pieces (1,024 GPUs), the same four routes per root
-        // carry unequal shares of its block, the first the largest: 5, 4, 4 and 3 sixteenths. The
-        // rounds then end at 31, 56, 81 and 100 % of the NIC's time, not at each quarter: the
-        // node's forwarding of each round still ends before the next round arrives, and the last
-        // round, the smallest, leaves less to forward after the NICs are done. On 32 H100 nodes at
-        // 64 MB, 87 % of the bound against 84 % for four equal pieces (a fluid model of the rounds
-        // put the best shares near 34, 28, 22 and 16 %: 11, 9, 7 and 5 of 32 reached 88 %, for
-        // twice the chunks, and on 1,024 GPUs more than twice the memory).
+        // Where the budget leaves no more pieces (1,024 GPUs), seven routes per root carry
+        // unequal shares of its block in sixteenths, one after another, the first the largest
+        // (round_shares: 4, 3, 3, 2, 2, 1 and 1 on H100 nodes, where a GPU forwards a round over
+        // its links in 7 × 50 / 450 of the round's NIC time). Each round is forwarded while the
+        // next crosses, and the last, a sixteenth, leaves the node little to forward after the
+        // NICs are done. On 128 H100 nodes at 64 MB, 92 % of the bound (205.4 us; the fluid model
+        // 203.9) in 326 s and 8.5 GB for the command, against 87 % in four routes (5, 4, 4 and 3
+        // sixteenths) and 91 % in five (5, 4, 3, 2, 2). Ten routes in 32nds, which the model puts
+        // at 96 %, reached 90 % in 398 s and 12.8 GB: a node forwards 2 KB pieces at the pace of
+        // its forwards' FIFO windows (four messages per hop latency), not of its links.
+        const double links = rings_width(plan);
         turns.pieces = 16;
-        turns.groups = {5, 4, 4, 3};
+        turns.groups =
+            round_shares(7, turns.pieces, links > 0 ? (gpus - 1) * nic_gbs(topology) / links : 1);
         out.push_back({tree_sketch(topology, collective, plan, turns), ir::Protocol::Simple});
       }
     }

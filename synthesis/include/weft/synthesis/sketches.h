@@ -98,6 +98,18 @@ struct TreeShape {
   std::vector<int> groups = {};
 };
 
+// The shares of a root's block, in `pieces` equal units, that `rounds` routes carry one after
+// another on one channel (TreeShape::groups): each at least one unit, none larger than the one
+// before. A rail peer's NIC serves every root's route at once, so a round arrives when the NIC
+// has sent every share up to it, and the node then forwards it in `forward_ratio` times that
+// round's NIC time (its G - 1 forwards over its links: (G - 1) × NIC / link rate), after the
+// round before. The shares chosen end the last forward earliest in that fluid model (ties: the
+// larger first shares): close to a geometric series of ratio `forward_ratio`, each round
+// forwarded while the next crosses, the last one small. Every split is tried: meant for a few
+// dozen units. Empty where rounds is not in [1, pieces] or the ratio is not a finite
+// non-negative number.
+std::vector<int> round_shares(int rounds, int pieces, double forward_ratio);
+
 // Allgather, reducescatter or allreduce on trees of this shape, within nodes along the plan's
 // rings or paths (node 0's; the other nodes are its copies), or direct where the plan has none.
 Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
