@@ -400,7 +400,7 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
         // NICs are done. On 128 H100 nodes at 64 MB, 92 % of the bound (205.4 us; the fluid model
         // 203.9) in 326 s and 8.5 GB for the command, against 87 % in four routes (5, 4, 4 and 3
         // sixteenths) and 91 % in five (5, 4, 3, 2, 2). Ten routes in 32nds, which the model puts
-        // at 96 %, reached 90 % in 398 s and 12.8 GB: a node forwards 2 KB pieces at the pace of
+        // at 96 %, reached 90 % in 398 s and 12.5 GB: a node forwards 2 KB pieces at the pace of
         // its forwards' FIFO windows (four messages per hop latency), not of its links.
         const double links = rings_width(plan);
         turns.pieces = 16;
