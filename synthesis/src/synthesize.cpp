@@ -84,6 +84,13 @@ bool node_links_bind(const predict::Topology& topology, double node_gbs) {
   return (gpus - 1) / node_gbs > (nodes - 1) / (nodes * nic_gbs(topology));
 }
 
+// What a GPU's NIC asks of its links within the node (`node_gbs`, the rings' width): everything
+// it takes from (or gives to) the network goes to (comes from) its G - 1 peers there, so
+// (G - 1) × NIC over the node's links. Not finite where the node has no links.
+double nic_share_of_links(const predict::Topology& topology, double node_gbs) {
+  return (topology.gpus_per_node() - 1) * nic_gbs(topology) / node_gbs;
+}
+
 // Reducing backwards along rails where the node's links bind: the root's own chains on as many of
 // the `direct` channels as leave the chains whose partial crosses the network the share of a
 // GPU's links its NIC needs, (G - 1) × NIC over the node's links (each partial comes in G - 1
@@ -91,7 +98,7 @@ bool node_links_bind(const predict::Topology& topology, double node_gbs) {
 // flows). On four H100 nodes: 7 × 50 of 450 GB/s, so 6 of 8 channels against 24 for the other
 // three nodes' chains (80 %); split evenly (75 %) the NIC waits for partials in every round.
 int home_channels(const predict::Topology& topology, double node_gbs, int direct) {
-  const double need = (topology.gpus_per_node() - 1) * nic_gbs(topology) / node_gbs;
+  const double need = nic_share_of_links(topology, node_gbs);
   if (!(need > 0) || need >= 1) return direct;
   const double others = static_cast<double>(topology.nodes() - 1) * direct;
   return std::clamp(static_cast<int>(std::floor(others * (1 - need) / need)), 1, direct);
@@ -402,10 +409,10 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
         // sixteenths) and 91 % in five (5, 4, 3, 2, 2). Ten routes in 32nds, which the model puts
         // at 96 %, reached 90 % in 398 s and 12.5 GB: a node forwards 2 KB pieces at the pace of
         // its forwards' FIFO windows (four messages per hop latency), not of its links.
-        const double links = rings_width(plan);
+        const double forward_ratio = nic_share_of_links(topology, rings_width(plan));
         turns.pieces = 16;
         turns.groups =
-            round_shares(7, turns.pieces, links > 0 ? (gpus - 1) * nic_gbs(topology) / links : 1);
+            round_shares(7, turns.pieces, std::isfinite(forward_ratio) ? forward_ratio : 1);
         out.push_back({tree_sketch(topology, collective, plan, turns), ir::Protocol::Simple});
       }
     }
