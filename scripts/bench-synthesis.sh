@@ -14,7 +14,7 @@
 # --quick runs the single-node machines only; --only those whose name matches REGEX (several
 # runs side by side, one per core, each with --no-header after the first). The Azure topology files are read from
 # ../shared/topologies; machines that need them are left out, said so, when they are absent.
-# The 1,024-GPU rows take minutes each and up to 8 GB (glibc's heap in huge pages, which their
+# The 1,024-GPU rows take minutes each and up to 13 GB (glibc's heap in huge pages, which their
 # compiles fault in); --large-bound-only computes only their bound (`synthesize --bound-only`).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -399,20 +399,23 @@ std::vector<Variant> variants(const predict::Topology& topology, ir::Collective 
         turns.pieces = finer;
         out.push_back({tree_sketch(topology, collective, plan, turns), ir::Protocol::Simple});
       } else if (collective == ir::Collective::AllGather && unequal) {
-        // Where the budget leaves no more pieces (1,024 GPUs), seven routes per root carry
-        // unequal shares of its block in sixteenths, one after another, the first the largest
-        // (round_shares: 4, 3, 3, 2, 2, 1 and 1 on H100 nodes, where a GPU forwards a round over
-        // its links in 7 × 50 / 450 of the round's NIC time). Each round is forwarded while the
-        // next crosses, and the last, a sixteenth, leaves the node little to forward after the
-        // NICs are done. On 128 H100 nodes at 64 MB, 92 % of the bound (205.4 us; the fluid model
-        // 203.9) in 326 s and 8.5 GB for the command, against 87 % in four routes (5, 4, 4 and 3
-        // sixteenths) and 91 % in five (5, 4, 3, 2, 2). Ten routes in 32nds, which the model puts
-        // at 96 %, reached 90 % in 398 s and 12.5 GB: a node forwards 2 KB pieces at the pace of
-        // its forwards' FIFO windows (four messages per hop latency), not of its links.
+        // Where the budget leaves no more pieces (1,024 GPUs), ten routes per root carry
+        // unequal shares of its block in 32nds, one after another, the first the largest
+        // (round_shares: 8, 6, 4, 4, 3, 2, 2, 1, 1 and 1 on H100 nodes, where a GPU forwards a
+        // round over its links in 7 × 50 / 450 of the round's NIC time). Each round is forwarded
+        // while the next crosses, and the last, a 32nd, leaves the node little to forward after
+        // the NICs are done. Its pieces are small (2 KB of a root's 64 KB at 64 MB), and a
+        // connection forwards them at the pace of its FIFO window (four messages per hop
+        // latency), not of its links: on twice the channels of forwards (a channel per four
+        // nodes of roots), twice the windows. On 128 H100 nodes at 64 MB, 95 % of the bound
+        // (198.0 us; the fluid model 196.9), against 90 % on a channel per eight nodes, 92 % in
+        // seven routes in sixteenths (4, 3, 3, 2, 2, 1, 1), 91 % in five (5, 4, 3, 2, 2) and 87 %
+        // in four (5, 4, 4, 3).
         const double forward_ratio = nic_share_of_links(topology, rings_width(plan));
-        turns.pieces = 16;
+        turns.pieces = 32;
+        turns.forward_channels = std::min(most_channels, turns.forward_channels * 2);
         turns.groups =
-            round_shares(7, turns.pieces, std::isfinite(forward_ratio) ? forward_ratio : 1);
+            round_shares(10, turns.pieces, std::isfinite(forward_ratio) ? forward_ratio : 1);
         out.push_back({tree_sketch(topology, collective, plan, turns), ir::Protocol::Simple});
       }
     }

@@ -940,6 +940,9 @@ double predicted_us(const predict::Topology& t, const Sketch& s, std::uint64_t b
   compile.judge.enabled = false;
   const compiler::CompileResult compiled =
       compiler::compile_unverified(to_program(s, options, false), compile);
+  std::string why;
+  for (const std::string& e : compiled.errors) why += e + "\n";
+  INFO(why);
   REQUIRE(compiled.algorithm);
   predict::SimulationOptions sim;
   sim.bytes = bytes;
@@ -1027,6 +1030,8 @@ TEST_CASE("Round shares end the node's last forward earliest in the fluid model 
   const double h100 = 7 * 50.0 / 450;
   CHECK(round_shares(7, 16, h100) == std::vector<int>{4, 3, 3, 2, 2, 1, 1});
   CHECK(round_shares(5, 16, h100) == std::vector<int>{5, 4, 3, 2, 2});
+  // What synthesis builds for allgather on 1,024 H100 GPUs.
+  CHECK(round_shares(10, 32, h100) == std::vector<int>{8, 6, 4, 4, 3, 2, 2, 1, 1, 1});
   CHECK(round_shares(1, 16, h100) == std::vector<int>{16});
   CHECK(round_shares(16, 16, h100) == std::vector<int>(16, 1));
   for (const int rounds : {2, 3, 4, 6, 8, 10}) {
@@ -1053,8 +1058,8 @@ TEST_CASE("Round shares end the node's last forward earliest in the fluid model 
 // Allgather's turns in unequal shares: four routes per root carrying 5, 4, 4 and 3 sixteenths of
 // its block end their rounds of pieces at 31, 56, 81 and 100 % of the NIC's time, and the last,
 // the smallest, leaves the node less to forward after the NICs are done; seven in round_shares'
-// (4, 3, 3, 2, 2, 1 and 1, what synthesis builds on 1,024 GPUs) leave it less still. Here on eight
-// H100 nodes, against four equal pieces with the same hops.
+// (4, 3, 3, 2, 2, 1 and 1) leave it less still. Here on eight H100 nodes, against four equal
+// pieces with the same hops.
 TEST_CASE("Allgather's turns in unequal shares leave the node less to forward at the end") {
   const predict::Topology t = topology("h100-nvswitch", 8, 8);
   const std::vector<std::vector<int>> shares = {{}, {5, 4, 4, 3}, {4, 3, 3, 2, 2, 1, 1}};
@@ -1102,6 +1107,40 @@ TEST_CASE("Allgather's turns in unequal shares leave the node less to forward at
                             << time[2] << " us");
   CHECK(time[1] < time[0] * 0.98);
   CHECK(time[2] < time[1] * 0.98);
+}
+
+// In 32nds a root's pieces are small, and a connection forwards them at the pace of its FIFO
+// window: on twice the channels of forwards, twice the windows. Synthesis gives allgather's ten
+// rounds in 32nds on 1,024 GPUs a channel per four nodes of roots (95 % of the bound at 64 MB,
+// against 90 % on a channel per eight); here on eight nodes, two nodes of roots per channel
+// against four, and against the seven rounds in sixteenths.
+TEST_CASE("Allgather's rounds in 32nds forward on twice the channels") {
+  const predict::Topology t = topology("h100-nvswitch", 8, 8);
+  double time[2] = {0, 0};
+  for (const int variant : {0, 1}) {
+    TreeShape shape{Within::Direct, Across::Direct, 4, 0, 64};
+    shape.direct_channels = 1;
+    shape.forward_channels = variant == 0 ? 2 : 4;
+    shape.pieces = 32;
+    shape.groups = round_shares(10, 32, 7.0 * 50 / 450);
+    REQUIRE(shape.groups == std::vector<int>{8, 6, 4, 4, 3, 2, 2, 1, 1, 1});
+    const Sketch s = tree_sketch(t, ir::Collective::AllGather, NodePlan{}, shape);
+    INFO(s.name);
+    CHECK(s.name.ends_with(variant == 0 ? "_p32_f2_g8_6_4_4_3_2_2_1x3_c1"
+                                        : "_p32_f4_g8_6_4_4_3_2_2_1x3_c1"));
+    time[variant] = predicted_us(t, s, 64ull << 20);
+  }
+  INFO("ten rounds in 32nds on two channels of forwards " << time[0] << " us, on four " << time[1]
+                                                          << " us");
+  CHECK(time[1] < time[0] * 0.97);
+  // Seven rounds in sixteenths on four channels of forwards: 182.8 us.
+  TreeShape sixteenths{Within::Direct, Across::Direct, 16, 0, 64};
+  sixteenths.direct_channels = 1;
+  sixteenths.forward_channels = 4;
+  sixteenths.groups = {4, 3, 3, 2, 2, 1, 1};
+  CHECK(time[1] < predicted_us(t, tree_sketch(t, ir::Collective::AllGather, NodePlan{}, sixteenths),
+                               64ull << 20) *
+                      0.98);
 }
 
 // Backwards, a GPU reduces the pieces of every other node's roots taking turns; on more channels
