@@ -1055,6 +1055,16 @@ TEST_CASE("Round shares end the node's last forward earliest in the fluid model 
   CHECK(round_shares(4, 16, -1).empty());
 }
 
+// A wide direct tree in `pieces` taking turns on one channel (unequal `groups` of them, where
+// given), the node's forwards on `forward_channels`.
+TreeShape turns_shape(int pieces, int forward_channels, std::vector<int> groups = {}) {
+  TreeShape shape{Within::Direct, Across::Direct, pieces, 0, 64};
+  shape.direct_channels = 1;
+  shape.forward_channels = forward_channels;
+  shape.groups = std::move(groups);
+  return shape;
+}
+
 // Allgather's turns in unequal shares: four routes per root carrying 5, 4, 4 and 3 sixteenths of
 // its block end their rounds of pieces at 31, 56, 81 and 100 % of the NIC's time, and the last,
 // the smallest, leaves the node less to forward after the NICs are done; seven in round_shares'
@@ -1067,13 +1077,7 @@ TEST_CASE("Allgather's turns in unequal shares leave the node less to forward at
   double time[3] = {0, 0, 0};
   std::size_t hops[3] = {0, 0, 0};
   for (std::size_t variant = 0; variant < shares.size(); ++variant) {
-    TreeShape shape{Within::Direct, Across::Direct, 4, 0, 64};
-    shape.direct_channels = 1;
-    shape.forward_channels = 4;
-    if (variant > 0) {
-      shape.pieces = 16;
-      shape.groups = shares[variant];
-    }
+    const TreeShape shape = variant == 0 ? turns_shape(4, 4) : turns_shape(16, 4, shares[variant]);
     const Sketch s = tree_sketch(t, ir::Collective::AllGather, NodePlan{}, shape);
     INFO(s.name);
     CHECK(s.name.ends_with(names[variant]));
@@ -1118,11 +1122,8 @@ TEST_CASE("Allgather's rounds in 32nds forward on twice the channels") {
   const predict::Topology t = topology("h100-nvswitch", 8, 8);
   double time[2] = {0, 0};
   for (const int variant : {0, 1}) {
-    TreeShape shape{Within::Direct, Across::Direct, 4, 0, 64};
-    shape.direct_channels = 1;
-    shape.forward_channels = variant == 0 ? 2 : 4;
-    shape.pieces = 32;
-    shape.groups = round_shares(10, 32, 7.0 * 50 / 450);
+    const TreeShape shape =
+        turns_shape(32, variant == 0 ? 2 : 4, round_shares(10, 32, 7.0 * 50 / 450));
     REQUIRE(shape.groups == std::vector<int>{8, 6, 4, 4, 3, 2, 2, 1, 1, 1});
     const Sketch s = tree_sketch(t, ir::Collective::AllGather, NodePlan{}, shape);
     INFO(s.name);
@@ -1134,13 +1135,9 @@ TEST_CASE("Allgather's rounds in 32nds forward on twice the channels") {
                                                           << " us");
   CHECK(time[1] < time[0] * 0.97);
   // Seven rounds in sixteenths on four channels of forwards: 182.8 us.
-  TreeShape sixteenths{Within::Direct, Across::Direct, 16, 0, 64};
-  sixteenths.direct_channels = 1;
-  sixteenths.forward_channels = 4;
-  sixteenths.groups = {4, 3, 3, 2, 2, 1, 1};
-  CHECK(time[1] < predicted_us(t, tree_sketch(t, ir::Collective::AllGather, NodePlan{}, sixteenths),
-                               64ull << 20) *
-                      0.98);
+  const TreeShape sixteenths = turns_shape(16, 4, {4, 3, 3, 2, 2, 1, 1});
+  const Sketch seven = tree_sketch(t, ir::Collective::AllGather, NodePlan{}, sixteenths);
+  CHECK(time[1] < predicted_us(t, seven, 64ull << 20) * 0.98);
 }
 
 // Backwards, a GPU reduces the pieces of every other node's roots taking turns; on more channels
@@ -1151,10 +1148,8 @@ TEST_CASE("Reduce-scatter's turns reduce on at most four channels of forwards") 
   const predict::Topology t = topology("h100-nvswitch", 16, 8);
   double time[2] = {0, 0};
   for (const int variant : {0, 1}) {
-    TreeShape shape{Within::Direct, Across::Direct, 4, 0, 64};
-    shape.direct_channels = 1;
-    shape.forward_channels = variant == 0 ? 4 : 16;
-    const Sketch s = tree_sketch(t, ir::Collective::ReduceScatter, NodePlan{}, shape);
+    const Sketch s = tree_sketch(t, ir::Collective::ReduceScatter, NodePlan{},
+                                 turns_shape(4, variant == 0 ? 4 : 16));
     INFO(s.name);
     time[variant] = predicted_us(t, s, 64ull << 20);
   }
