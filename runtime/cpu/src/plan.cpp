@@ -159,18 +159,21 @@ std::string build_structure(const ir::Algorithm& algo, Plan& plan,
       out.recv_peer = tb->recv;
       out.first_step = steps.size();
       out.step_count = static_cast<int>(tb->steps.size());
-      const std::string where = ir::element_path(r, tb->id);
+      // Where a problem is, spelt out only for its message: a plan is built for every candidate
+      // the compiler's judge predicts and every proof, and formatting a path for each of
+      // thousands of steps cost more than the checks.
+      const auto where = [&] { return ir::element_path(r, tb->id); };
       for (int peer : {tb->send, tb->recv}) {
         if (peer != -1 && (peer < 0 || peer >= plan.ngpus || peer == r)) {
-          return fmt::format("{}: peer {} is not another rank", where, peer);
+          return fmt::format("{}: peer {} is not another rank", where(), peer);
         }
       }
-      if (tb->channel < 0) return fmt::format("{}: channel {} is negative", where, tb->channel);
+      if (tb->channel < 0) return fmt::format("{}: channel {} is negative", where(), tb->channel);
       if (tb->send >= 0) {
         out.send_connection = connection({tb->channel, r, tb->send});
         auto& c = plan.connections[static_cast<std::size_t>(out.send_connection)];
         if (c.sender_threadblock >= 0) {
-          return fmt::format("{}: a second threadblock sends to rank {} on channel {}", where,
+          return fmt::format("{}: a second threadblock sends to rank {} on channel {}", where(),
                              tb->send, tb->channel);
         }
         c.sender_threadblock = g;
@@ -179,24 +182,24 @@ std::string build_structure(const ir::Algorithm& algo, Plan& plan,
         out.recv_connection = connection({tb->channel, tb->recv, r});
         auto& c = plan.connections[static_cast<std::size_t>(out.recv_connection)];
         if (c.receiver_threadblock >= 0) {
-          return fmt::format("{}: a second threadblock receives from rank {} on channel {}", where,
-                             tb->recv, tb->channel);
+          return fmt::format("{}: a second threadblock receives from rank {} on channel {}",
+                             where(), tb->recv, tb->channel);
         }
         c.receiver_threadblock = g;
       }
       for (std::size_t s = 0; s < tb->steps.size(); ++s) {
         const ir::Step& step = tb->steps[s];
-        const std::string at = ir::element_path(r, tb->id, static_cast<int>(s));
+        const auto at = [&] { return ir::element_path(r, tb->id, static_cast<int>(s)); };
         if (ir::receives(step.type) && tb->recv < 0) {
-          return fmt::format("{}: step '{}' receives in a threadblock with no receive peer", at,
+          return fmt::format("{}: step '{}' receives in a threadblock with no receive peer", at(),
                              ir::to_string(step.type));
         }
         if (ir::sends(step.type) && tb->send < 0) {
-          return fmt::format("{}: step '{}' sends in a threadblock with no send peer", at,
+          return fmt::format("{}: step '{}' sends in a threadblock with no send peer", at(),
                              ir::to_string(step.type));
         }
         if (step.type != ir::StepType::Nop && step.count < 0) {
-          return fmt::format("{}: cnt {} is negative", at, step.count);
+          return fmt::format("{}: cnt {} is negative", at(), step.count);
         }
         if (ir::sends(step.type)) {
           ++plan.connections[static_cast<std::size_t>(out.send_connection)].sends_per_tile;
@@ -224,16 +227,16 @@ std::string build_structure(const ir::Algorithm& algo, Plan& plan,
         step.dep_threadblock = -1;
         continue;
       }
-      const std::string at = ir::element_path(tb.rank, tb.id, s);
+      const auto at = [&] { return ir::element_path(tb.rank, tb.id, s); };
       if (step.dep_threadblock >= in_rank) {
-        return fmt::format("{}: depends on threadblock {}, which rank {} does not have", at,
+        return fmt::format("{}: depends on threadblock {}, which rank {} does not have", at(),
                            step.dep_threadblock, tb.rank);
       }
       const int target = first + step.dep_threadblock;
       const int target_steps = plan.threadblocks[static_cast<std::size_t>(target)].step_count;
       if (step.dep_step < 0 || step.dep_step >= target_steps) {
-        return fmt::format("{}: depends on step {} of tb {}, which has {} steps", at, step.dep_step,
-                           step.dep_threadblock, target_steps);
+        return fmt::format("{}: depends on step {} of tb {}, which has {} steps", at(),
+                           step.dep_step, step.dep_threadblock, target_steps);
       }
       step.dep_threadblock = target;
     }
