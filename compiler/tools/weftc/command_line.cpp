@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "weft/gpu/options.h"
+
 namespace weft::weftc {
 namespace {
 
@@ -93,6 +95,23 @@ CLI::Validator percent(double min, double max, const std::string& what) {
         return {};
       },
       "PERCENT");
+}
+
+CLI::Validator byte_size(const std::string& what, bool zero) {
+  return CLI::Validator(
+      [what, zero](std::string& input) -> std::string {
+        constexpr std::size_t kMost = std::size_t{1} << 40;  // 1 TiB: past any GPU's memory
+        const std::optional<std::size_t> bytes = gpu::parse_byte_size(input);
+        if (!bytes || *bytes > kMost || (*bytes == 0 && !zero)) {
+          return fmt::format(
+              "'{}': {} must be a size from {} to 1T (digits with an optional K, M, "
+              "G or T, powers of 1024)",
+              input, what, zero ? 0 : 1);
+        }
+        input = std::to_string(*bytes);
+        return {};
+      },
+      "SIZE");
 }
 
 std::optional<std::string> misspelling(const CLI::App& app, int argc, const char* const* argv) {

@@ -303,8 +303,10 @@ void add_compile_command(CLI::App& app, int& exit_code) {
                   "pipeline depth / chunk factor (0: the algorithm's default)")
       ->check(CLI::Range(0, 1 << 20));
   cmd->add_option("--min-bytes", args->min_bytes,
-                  "smallest call (bytes) the algorithm is used for");
-  cmd->add_option("--max-bytes", args->max_bytes, "largest call (bytes); 0: no limit");
+                  "smallest call the algorithm is used for (bytes, or with K, M, G: 64K)")
+      ->transform(byte_size("a call's smallest size", true));
+  cmd->add_option("--max-bytes", args->max_bytes, "largest call (as --min-bytes); 0: no limit")
+      ->transform(byte_size("a call's largest size", true));
   cmd->add_option("--root", args->root, "root rank of broadcast and reduce")->capture_default_str();
   auto* in_place = cmd->add_flag("--in-place", args->in_place, "for in-place calls");
   auto* out_of_place =
