@@ -97,15 +97,21 @@ CLI::Validator percent(double min, double max, const std::string& what) {
       "PERCENT");
 }
 
+std::optional<std::uint64_t> size_in_bytes(const std::string& text, bool zero) {
+  constexpr std::uint64_t kMost = std::uint64_t{1} << 40;
+  const std::optional<std::size_t> bytes = gpu::parse_byte_size(text);
+  if (!bytes || *bytes > kMost || (*bytes == 0 && !zero)) return std::nullopt;
+  return static_cast<std::uint64_t>(*bytes);
+}
+
 CLI::Validator byte_size(const std::string& what, bool zero) {
   return CLI::Validator(
       [what, zero](std::string& input) -> std::string {
-        constexpr std::size_t kMost = std::size_t{1} << 40;  // 1 TiB: past any GPU's memory
-        const std::optional<std::size_t> bytes = gpu::parse_byte_size(input);
-        if (!bytes || *bytes > kMost || (*bytes == 0 && !zero)) {
+        const std::optional<std::uint64_t> bytes = size_in_bytes(input, zero);
+        if (!bytes) {
           return fmt::format(
-              "'{}': {} must be a size from {} to 1T (digits with an optional K, M, "
-              "G or T, powers of 1024)",
+              "'{}': {} must be a size from {} to 1024G (digits with an optional K, M "
+              "or G, powers of 1024)",
               input, what, zero ? 0 : 1);
         }
         input = std::to_string(*bytes);

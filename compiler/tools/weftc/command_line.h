@@ -19,10 +19,14 @@ CLI::Validator whole_number(std::int64_t min, std::int64_t max, const std::strin
 // "--gap: '60': the optimality gap must be a percent from 0 to 50".
 CLI::Validator percent(double min, double max, const std::string& what);
 
-// A size in bytes as the other commands take one (`-b 64M`): digits with an optional K, M, G or
-// T, powers of 1024, at most 1T; rewritten to bytes for the option it checks. `zero` allows 0
-// (a band's "no limit"): "--max-bytes: '4Q': a call's largest size must be ...".
+// A size as the command line gives one: digits with an optional K, M or G (powers of 1024, as
+// nccl-tests), from 1 byte (0 too where `zero`) to 1024G, past any GPU's memory; nullopt
+// otherwise.
+std::optional<std::uint64_t> size_in_bytes(const std::string& text, bool zero);
+// The option's value as size_in_bytes reads it (`-b 64M`, as the other commands take sizes),
+// rewritten to bytes for the option: "--max-bytes: '4Q': a call's largest size must be ...".
 CLI::Validator byte_size(const std::string& what, bool zero);
+
 // The first problem CLI11 would word badly: an unknown subcommand (with the nearest name, where
 // one is near) or an option its subcommand does not have (with the nearest option). nullopt when
 // neither; CLI11 then parses and reports the rest.

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "weft/gpu/options.h"
+#include "command_line.h"
 #include "weft/ir/xml.h"
 #include "weft/predict/cost_parameters.h"
 
@@ -97,16 +97,15 @@ std::optional<predict::Topology> load_machine_or_report(const MachineArgs& args)
 }
 
 std::vector<std::uint64_t> sizes_or_throw(const SizeArgs& args) {
-  constexpr std::uint64_t kMaxSize = std::uint64_t{1} << 40;  // 1 TiB: past any GPU's memory
   const auto parse = [](const std::string& text, const char* option) {
-    const auto bytes = gpu::parse_byte_size(text);
-    if (!bytes || *bytes == 0 || *bytes > kMaxSize) {
+    const std::optional<std::uint64_t> bytes = size_in_bytes(text, false);
+    if (!bytes) {
       throw CLI::ValidationError(
-          option, fmt::format("'{}' is not a size from 1 byte to 1T (digits with an optional "
-                              "K, M, G or T, powers of 1024)",
+          option, fmt::format("'{}' is not a size from 1 byte to 1024G (digits with an "
+                              "optional K, M or G, powers of 1024)",
                               text));
     }
-    return static_cast<std::uint64_t>(*bytes);
+    return *bytes;
   };
   const std::uint64_t min = parse(args.min, "--minbytes");
   const std::uint64_t max = parse(args.max, "--maxbytes");
