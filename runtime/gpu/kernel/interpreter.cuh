@@ -181,7 +181,10 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
         }
         // A merged reduce's sources (cs.extra) are rewritten by the next reduce's wait phase.
         barrier_since_data =
-            !lean || step_posts(*step, kProtocol, part + 1 == parts) || type == kReduce;
+            !lean ||
+            step_posts(*step, kProtocol, part + 1 == parts,
+                       cs.descriptor->send_descriptors != nullptr) ||
+            type == kReduce;
         if (barrier_since_data) {
           if (__syncthreads_or(fail)) {
             failed = true;
@@ -189,7 +192,7 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
           }
         }
         if (threadIdx.x == 0) {
-          post_phase(args, cs, c, *step, tile, f, kProtocol, part + 1 == parts);
+          post_phase(args, cs, c, *step, tile, f, kProtocol, part + 1 == parts, n, len);
         }
         if (step_receives(type)) ++c.received;
         if (step_sends(type)) ++c.sent;

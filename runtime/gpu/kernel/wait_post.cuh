@@ -12,6 +12,7 @@
 #include "portability.h"
 #include "primitives.cuh"
 #include "weft/gpu/device_abi.h"
+#include "weft/gpu/message_layout.h"
 
 namespace weft::gpu::device {
 inline namespace WEFT_KERNEL_BUILD {
@@ -56,10 +57,14 @@ __device__ __forceinline__ bool step_waits(const DeviceStep& step, int protocol,
          (protocol == kSimple && step_receives(step.type)) || step.type == kReduce;
 }
 
-// Whether a step's post phase has anything to post: an acknowledgement, a Simple message, a
-// completion someone waits for. Lean steps skip the barrier before a post phase that has none.
-__device__ __forceinline__ bool step_posts(const DeviceStep& step, int protocol, bool last_part) {
-  return step_receives(step.type) || (protocol == kSimple && step_sends(step.type)) ||
+// Whether a step's post phase has anything to post: an acknowledgement, a message (Simple; and
+// every protocol's towards a proxy, `proxied`, which learns of an LL or LL128 message only from
+// its tail), a completion someone waits for. Lean steps skip the barrier before a post phase that
+// has none.
+__device__ __forceinline__ bool step_posts(const DeviceStep& step, int protocol, bool last_part,
+                                           bool proxied) {
+  return step_receives(step.type) ||
+         ((protocol == kSimple || proxied) && step_sends(step.type)) ||
          (last_part && (step.flags & kStepPublishes) != 0);
 }
 
@@ -120,15 +125,24 @@ inline __device__ WEFT_NOINLINE bool wait_phase(const LaunchArgs& args, CtaShare
 
 // Completion is published after the last message of a step only: one release fence, cumulative
 // through the barrier before it (every thread's payload stores and slot reads are done), then
-// relaxed stores of every counter the step advances (NCCL's postPeer).
+// relaxed stores of every counter the step advances (NCCL's postPeer). A message towards a proxy
+// (d.send_descriptors) first leaves its size, `n` pieces of `len` elements, in the proxy's
+// descriptor ring, which the same fence orders before the tail the proxy polls.
 __device__ __forceinline__ void post_phase(const LaunchArgs& args, const CtaShared& cs, Counters c,
                                            const DeviceStep& step, std::uint64_t tile,
-                                           std::int32_t flat_step, int protocol, bool last_part) {
+                                           std::int32_t flat_step, int protocol, bool last_part,
+                                           std::uint32_t n, std::uint64_t len) {
   const CtaDescriptor& d = *cs.descriptor;
   const bool acknowledge = step_receives(step.type);
-  const bool post = protocol == kSimple && step_sends(step.type);
+  const bool proxied = d.send_descriptors != nullptr;
+  const bool post = (protocol == kSimple || proxied) && step_sends(step.type);
   const bool publish = last_part && (step.flags & kStepPublishes) != 0;
   if (!acknowledge && !post && !publish) return;
+  if (post && proxied) {
+    d.send_descriptors[c.sent % args.fifo_depth] = message_bytes(
+        protocol, n, args.piece_stride_bytes, len, args.element_bytes, args.slot_bytes,
+        protocol == kLL && c.sent % kLLCleanPeriod < args.fifo_depth);
+  }
   // A peer may be another GPU whenever the step talks to one; the progress flag is read only by
   // this rank's threadblocks, on this device.
   const bool system = args.system_scope != 0 && (acknowledge || post);

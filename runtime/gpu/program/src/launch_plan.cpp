@@ -41,6 +41,21 @@ bool receives_any(const RankProgram& program, const DeviceThreadblock& tb) {
   return false;
 }
 
+const ProxiedSend* find_proxied_send(const LocalRankMemory& memory, int channel, int receiver) {
+  for (const ProxiedSend& p : memory.proxied_sends) {
+    if (p.channel == channel && p.receiver == receiver) return &p;
+  }
+  return nullptr;
+}
+
+const ProxiedReceive* find_proxied_receive(const LocalRankMemory& memory, int channel,
+                                           int sender) {
+  for (const ProxiedReceive& p : memory.proxied_receives) {
+    if (p.channel == channel && p.sender == sender) return &p;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 PrivateLayout layout_private(const RankProgram& program, int nranks) {
@@ -133,10 +148,17 @@ Result<std::vector<device::CtaDescriptor>> build_cta_descriptors(
                           "from rank {} on that channel",
                           where, peer, tb.channel, rank));
         }
-        const std::uintptr_t peer_region = memory.regions[static_cast<std::size_t>(peer)];
-        d.send_fifo = at<char>(peer_region, remote->fifo_offset);
-        d.send_tail = at<std::uint64_t>(peer_region, remote->tail_offset);
-        d.send_head = at<const std::uint64_t>(own_region, local_entry->head_offset);
+        if (const ProxiedSend* proxied = find_proxied_send(memory, tb.channel, peer)) {
+          d.send_fifo = proxied->fifo;
+          d.send_tail = proxied->tail;
+          d.send_head = proxied->head;
+          d.send_descriptors = proxied->descriptors;
+        } else {
+          const std::uintptr_t peer_region = memory.regions[static_cast<std::size_t>(peer)];
+          d.send_fifo = at<char>(peer_region, remote->fifo_offset);
+          d.send_tail = at<std::uint64_t>(peer_region, remote->tail_offset);
+          d.send_head = at<const std::uint64_t>(own_region, local_entry->head_offset);
+        }
       }
       if (receives_any(program, tb)) {
         const int peer = tb.recv_peer;
@@ -155,10 +177,16 @@ Result<std::vector<device::CtaDescriptor>> build_cta_descriptors(
                           "sending to rank {} on that channel",
                           where, peer, tb.channel, rank));
         }
-        const std::uintptr_t peer_region = memory.regions[static_cast<std::size_t>(peer)];
-        d.recv_fifo = at<const char>(own_region, local_entry->fifo_offset);
-        d.recv_tail = at<const std::uint64_t>(own_region, local_entry->tail_offset);
-        d.recv_head = at<std::uint64_t>(peer_region, remote->head_offset);
+        if (const ProxiedReceive* proxied = find_proxied_receive(memory, tb.channel, peer)) {
+          d.recv_fifo = proxied->fifo;
+          d.recv_tail = proxied->tail;
+          d.recv_head = proxied->head;
+        } else {
+          const std::uintptr_t peer_region = memory.regions[static_cast<std::size_t>(peer)];
+          d.recv_fifo = at<const char>(own_region, local_entry->fifo_offset);
+          d.recv_tail = at<const std::uint64_t>(own_region, local_entry->tail_offset);
+          d.recv_head = at<std::uint64_t>(peer_region, remote->head_offset);
+        }
       }
       ctas.push_back(d);
     }

@@ -87,6 +87,12 @@ struct CtaDescriptor {
   const char* recv_fifo = nullptr;
   const std::uint64_t* recv_tail = nullptr;
   std::uint64_t* recv_head = nullptr;
+  // Sending to a rank on another host (docs/architecture.md §6): send_fifo, send_tail and
+  // send_head are this process's proxy's staging slots and counters, and message k's size in
+  // bytes goes at send_descriptors[k mod depth] before its tail is posted, for every protocol,
+  // so that the proxy knows what to forward. Null when the receiver's memory is reached
+  // directly.
+  std::uint64_t* send_descriptors = nullptr;
 };
 
 struct RankPointers {

@@ -35,12 +35,37 @@ PrivateLayout layout_private(const RankProgram& program, int nranks);
 std::vector<std::byte> pack_private(const RankProgram& program, const PrivateLayout& layout,
                                     std::span<const std::uintptr_t> regions);
 
+// A connection whose other end is on another host goes through this process's proxy
+// (docs/architecture.md §6): the kernel's end of it is in the proxy's memory, not in the peer's
+// region. Device addresses, as the kernel uses them.
+struct ProxiedSend {
+  int channel = 0;
+  int receiver = 0;
+  char* fifo = nullptr;                    // staging slots, depth × slot bytes
+  std::uint64_t* tail = nullptr;           // messages posted (the proxy polls it)
+  const std::uint64_t* head = nullptr;     // messages the receiver consumed (the proxy raises it)
+  std::uint64_t* descriptors = nullptr;    // message k's bytes at k mod depth
+};
+
+struct ProxiedReceive {
+  int channel = 0;
+  int sender = 0;
+  const char* fifo = nullptr;           // the proxy delivers each message into its slot
+  const std::uint64_t* tail = nullptr;  // the proxy raises it once a message is whole
+  std::uint64_t* head = nullptr;        // messages consumed (the proxy forwards it)
+};
+
 struct LocalRankMemory {
   int rank = 0;
   const RankProgram* program = nullptr;
   std::uintptr_t private_base = 0;
-  // regions[peer]: peer's shared region as this rank addresses it (its own included).
+  // regions[peer]: peer's shared region as this rank addresses it (its own included). For a peer
+  // reached through the proxy only its arrival table is there, in the proxy's memory.
   std::vector<std::uintptr_t> regions;
+  // The connections of this rank that go through the proxy; every other connection is in the
+  // peers' regions.
+  std::vector<ProxiedSend> proxied_sends;
+  std::vector<ProxiedReceive> proxied_receives;
 };
 
 // One descriptor per threadblock with at least one step, local ranks in order. `layouts` holds

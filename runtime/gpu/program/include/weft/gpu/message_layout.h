@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "weft/gpu/device_abi.h"      // the protocols
 #include "weft/gpu/device_program.h"  // WEFT_HOST_DEVICE
 
 namespace weft::gpu::device {
@@ -65,6 +66,25 @@ WEFT_HOST_DEVICE inline WordContents word_contents(std::uint64_t word, std::uint
   if (c.element >= len) return c;
   c.count = static_cast<std::uint32_t>(len - c.element < per_word ? len - c.element : per_word);
   return c;
+}
+
+// The bytes at the start of a slot that a message of n pieces of `len` elements occupies, which a
+// proxy forwards when the receiver is on another host (docs/architecture.md §6): Simple, up to the
+// end of the last piece; LL and LL128, up to the last piece's last line. An LL message that
+// rewrites its whole slot (`whole_slot`, kLLCleanPeriod) occupies all of it, so that the copy on
+// the receiver's side is as clean as the sender's slot.
+WEFT_HOST_DEVICE inline std::uint64_t message_bytes(int protocol, std::uint32_t n,
+                                                    std::uint64_t piece_stride, std::uint64_t len,
+                                                    std::uint64_t element_bytes,
+                                                    std::uint64_t slot_bytes, bool whole_slot) {
+  if (n == 0) return 0;
+  if (protocol == kLL) {
+    return whole_slot ? slot_bytes : ll_lines(n, piece_stride, len, element_bytes) * 16;
+  }
+  if (protocol == kLL128) {
+    return ll128_lines(n, piece_stride, len, element_bytes) * kLL128LineWords * 8;
+  }
+  return static_cast<std::uint64_t>(n - 1) * piece_stride + len * element_bytes;
 }
 
 }  // namespace weft::gpu::device
