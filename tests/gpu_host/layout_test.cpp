@@ -173,7 +173,7 @@ TEST_CASE("threadblocks without steps get no CTA; local ones get no connection",
   std::vector<RegionLayout> layouts{layout_region(ring, 0, protocol()),
                                     layout_region(ring, 1, protocol())};
   const RankProgram program = flatten_rank(ring, 0).value();
-  LocalRankMemory m{0, &program, private_address(0), {region_address(0), region_address(1)}};
+  LocalRankMemory m{0, &program, private_address(0), {region_address(0), region_address(1)}, {}, {}};
   auto ctas = build_cta_descriptors(std::span(&m, 1), layouts);
   REQUIRE(ctas.ok());
   REQUIRE(ctas.value().size() == 2);
@@ -190,7 +190,7 @@ TEST_CASE("a send with no receiving threadblock on the peer is refused", "[layou
   // Rank 1 forgets its receiving side: rank 0's sends have nowhere to go.
   layouts[1].receives.clear();
   const RankProgram program = flatten_rank(ring, 0).value();
-  LocalRankMemory m{0, &program, private_address(0), {region_address(0), region_address(1)}};
+  LocalRankMemory m{0, &program, private_address(0), {region_address(0), region_address(1)}, {}, {}};
   auto ctas = build_cta_descriptors(std::span(&m, 1), layouts);
   REQUIRE_FALSE(ctas.ok());
   CHECK(ctas.status().code == ErrorCode::InvalidAlgorithm);
@@ -237,6 +237,57 @@ TEST_CASE("kernel failures read as rank, threadblock, step and what was awaited"
     CHECK_THAT(describe_failure(r),
                Catch::Contains("LL/LL128") && Catch::Contains("message 3 of the step"));
   }
+}
+
+TEST_CASE("a connection to another host takes the proxy's ends, and only that one", "[layout]") {
+  // Ring of 2 on one channel: rank 0 sends to 1 and receives from 1; the proxy carries both.
+  const ir::Algorithm ring = ring_allreduce(2, ir::Protocol::LL);
+  std::vector<RegionLayout> layouts{layout_region(ring, 0, protocol()),
+                                    layout_region(ring, 1, protocol())};
+  const RankProgram program = flatten_rank(ring, 0).value();
+  char staging[64] = {};
+  std::uint64_t words[6] = {};
+  ProxiedSend send;
+  send.channel = 0;
+  send.receiver = 1;
+  send.fifo = staging;
+  send.tail = &words[0];
+  send.head = &words[1];
+  send.descriptors = &words[2];
+  ProxiedReceive receive;
+  receive.channel = 0;
+  receive.sender = 1;
+  receive.fifo = staging + 32;
+  receive.tail = &words[3];
+  receive.head = &words[4];
+  LocalRankMemory m{0, &program, private_address(0), {region_address(0), region_address(1)},
+                    {send}, {receive}};
+  auto ctas = build_cta_descriptors(std::span(&m, 1), layouts);
+  REQUIRE(ctas.ok());
+  bool sent = false, received = false;
+  for (const device::CtaDescriptor& d : ctas.value()) {
+    if (d.send_peer == 1 && d.send_fifo != nullptr) {
+      CHECK(d.send_fifo == staging);
+      CHECK(d.send_tail == &words[0]);
+      CHECK(d.send_head == &words[1]);
+      CHECK(d.send_descriptors == &words[2]);
+      sent = true;
+    }
+    if (d.recv_peer == 1 && d.recv_fifo != nullptr) {
+      CHECK(d.recv_fifo == staging + 32);
+      CHECK(d.recv_tail == &words[3]);
+      CHECK(d.recv_head == &words[4]);
+      received = true;
+    }
+  }
+  CHECK(sent);
+  CHECK(received);
+  // Without the proxy's ends the same connections are the regions', and no descriptor ring.
+  LocalRankMemory direct{0, &program, private_address(0), {region_address(0), region_address(1)},
+                         {}, {}};
+  auto plain = build_cta_descriptors(std::span(&direct, 1), layouts);
+  REQUIRE(plain.ok());
+  for (const device::CtaDescriptor& d : plain.value()) CHECK(d.send_descriptors == nullptr);
 }
 
 }  // namespace

@@ -71,6 +71,9 @@ class RecordingRuntime final : public DeviceRuntime {
   }
   Result<AbortWord> abort_word() override { return inner_->abort_word(); }
   Status ll128_on_one_device() override { return inner_->ll128_on_one_device(); }
+  Status post_word(std::uint64_t* address, std::uint64_t value) override {
+    return inner_->post_word(address, value);
+  }
 
  private:
   std::shared_ptr<DeviceRuntime> inner_;
@@ -97,9 +100,8 @@ class RecordingTransport final : public Transport {
   PeerLink peer_link(int rank, int peer) const override {
     return links_ ? links_(rank, peer) : inner_->peer_link(rank, peer);
   }
-  Result<std::unique_ptr<SharedWindow>> open_window(std::span<const std::size_t> bytes,
-                                                    std::uint64_t fingerprint) override {
-    return inner_->open_window(bytes, fingerprint);
+  Result<std::unique_ptr<SharedWindow>> open_window(const WindowRequest& request) override {
+    return inner_->open_window(request);
   }
   Status barrier() override { return inner_->barrier(); }
 

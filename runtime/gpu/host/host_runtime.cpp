@@ -1,6 +1,7 @@
 #include "host_runtime.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -92,6 +93,12 @@ class HostRuntime final : public DeviceRuntime {
     // a failure stops every communicator's waits at once (kernel/device_abi.h, LaunchArgs).
     alignas(64) static std::uint32_t word = 0;
     return AbortWord{&word, &word};
+  }
+
+  Status post_word(std::uint64_t* address, std::uint64_t value) override {
+    // The kernel's arrival loads are relaxed atomics (kernel/primitives_host.h).
+    std::atomic_ref<std::uint64_t>(*address).store(value, std::memory_order_relaxed);
+    return {};
   }
 
   // The warp barrier makes every LL128 line access whole here (kernel/primitives_host.h).

@@ -46,8 +46,8 @@ class HostTransport final : public Transport {
     return {LinkKind::Host, "host mode: every rank in this process's memory"};
   }
 
-  Result<std::unique_ptr<SharedWindow>> open_window(std::span<const std::size_t> bytes,
-                                                    std::uint64_t /*fingerprint*/) override {
+  Result<std::unique_ptr<SharedWindow>> open_window(const WindowRequest& request) override {
+    const std::span<const std::size_t> bytes = request.bytes_per_local_rank;
     if (bytes.size() != ranks_.size()) {
       return Status::error(ErrorCode::InternalError, "open_window: one size per local rank needed");
     }

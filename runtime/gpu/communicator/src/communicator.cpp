@@ -153,8 +153,9 @@ class CommunicatorImpl final : public Communicator {
     // Peers may still be writing into this rank's FIFOs until they are done too.
     if (auto s = runtime_->synchronize(); !s.ok()) return s;
     if (auto s = transport_->barrier(); !s.ok()) return s;
+    const Status closed = it->second->window ? it->second->window->close() : Status{};
     algorithms_.erase(it);
-    return {};
+    return closed;
   }
 
   const ir::Algorithm* algorithm(AlgorithmHandle handle) const override {
@@ -204,17 +205,39 @@ class CommunicatorImpl final : public Communicator {
   }
 
   Status async_error() const override {
+    // The proxy's failure (a peer host gone, a malformed message) is the cause; the kernel's
+    // report then only says which wait it ended.
+    Status transport = transport_->async_error();
     auto* report = static_cast<device::ErrorReport*>(report_.host);
-    if (report == nullptr) return {};
     // The device writes `valid` last, with release semantics (a system fence on the GPU): once
     // it reads 1 here, the rest of the record is complete.
-    if (std::atomic_ref<std::uint32_t>(report->valid).load(std::memory_order_acquire) == 0) {
-      return {};
+    if (report == nullptr ||
+        std::atomic_ref<std::uint32_t>(report->valid).load(std::memory_order_acquire) == 0) {
+      return transport;
     }
     device::ErrorReport copy;
     std::memcpy(&copy, report, sizeof(copy));
+    if (!transport.ok()) {
+      return Status::error(transport.code,
+                           fmt::format("{}: {}; the call ended at {}", runtime_->describe(),
+                                       transport.message, ir::element_path(copy.rank,
+                                                                           copy.threadblock,
+                                                                           copy.ir_step)));
+    }
+    std::string message = describe_failure(copy);
+    // A wait on a rank elsewhere names where it is, and which hosts went quiet: a peer that
+    // stopped is the likely cause, though the wait that ran out may be on another rank that
+    // waits for it in turn.
+    if (const int peer = copy.peer; peer >= 0 && peer < nranks()) {
+      if (const std::string where = transport_->locate(peer); !where.empty()) {
+        message += fmt::format(" (rank {} is on {})", peer, where);
+      }
+    }
+    if (const std::string quiet = transport_->silent_hosts(); !quiet.empty()) {
+      message += "; silent: " + quiet;
+    }
     return Status::error(ErrorCode::Timeout,
-                         fmt::format("{}: {}", runtime_->describe(), describe_failure(copy)));
+                         fmt::format("{}: {}", runtime_->describe(), message));
   }
 
   Status run(AlgorithmHandle handle, std::span<const RankBuffers> calls, std::size_t count,
@@ -447,7 +470,12 @@ class CommunicatorImpl final : public Communicator {
     // Tiles depend on WEFT_TILE_BYTES too; ranks that cut chunks differently would read each
     // other's messages with the wrong layout.
     print = mix(print, options_.max_tile_bytes);
-    auto window = transport_->open_window(region_bytes, print);
+    WindowRequest request;
+    request.bytes_per_local_rank = region_bytes;
+    request.fingerprint = print;
+    request.layouts = loaded->layouts;
+    request.protocol = algo.protocol;
+    auto window = transport_->open_window(request);
     if (!window.ok()) return window.status();
     loaded->window = std::move(window.value());
 
@@ -463,6 +491,10 @@ class CommunicatorImpl final : public Communicator {
         memory.regions.push_back(
             reinterpret_cast<std::uintptr_t>(loaded->window->peer(rank, peer)));
       }
+      const auto sends = loaded->window->proxied_sends(rank);
+      const auto receives = loaded->window->proxied_receives(rank);
+      memory.proxied_sends.assign(sends.begin(), sends.end());
+      memory.proxied_receives.assign(receives.begin(), receives.end());
       auto block =
           runtime_->allocate(layout.total_bytes, fmt::format("the program of rank {}", rank));
       if (!block.ok()) return block.status();
@@ -508,9 +540,15 @@ class CommunicatorImpl final : public Communicator {
           system = system || (link.kind != LinkKind::SameDevice && link.kind != LinkKind::Host);
           if (algo.protocol != ir::Protocol::LL128 || !loaded.refusal.empty()) continue;
           std::string why;
+          // Through the proxy, the receiving side's proxy writes a line's data before its flag:
+          // whole to threads of the host (host mode), not to a GPU reading host memory over
+          // PCIe in pieces.
+          const bool whole_by_proxy =
+              link.kind == LinkKind::Network && runtime_->kind() == DeviceKind::Host;
           if (link.kind == LinkKind::SameDevice) {
             if (auto s = runtime_->ll128_on_one_device(); !s.ok()) why = s.message;
-          } else if (link.kind != LinkKind::NVLink && link.kind != LinkKind::Host) {
+          } else if (link.kind != LinkKind::NVLink && link.kind != LinkKind::Host &&
+                     !whole_by_proxy) {
             why = fmt::format("they are joined by {} ({})", to_string(link.kind), link.detail);
           }
           if (!why.empty()) {

@@ -26,6 +26,8 @@ std::string_view to_string(LinkKind kind) {
       return "PCIe";
     case LinkKind::Host:
       return "host memory";
+    case LinkKind::Network:
+      return "the network, through the proxy";
     case LinkKind::Unknown:
       return "an unknown link";
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <optional>
 
@@ -175,6 +176,26 @@ class CudaRuntime final : public DeviceRuntime {
     return AbortWord{static_cast<std::uint32_t*>(on_device), word};
   }
 
+  Status post_word(std::uint64_t* address, std::uint64_t value) override {
+    const std::lock_guard lock(post_mutex_);
+    DeviceScope scope(device_);
+    if (!scope.status().ok()) return scope.status();
+    if (post_stream_ == nullptr) {
+      // Non-blocking: the copy must not wait for the kernel that polls the word.
+      WEFT_CUDA_TRY(cudaStreamCreateWithFlags(&post_stream_, cudaStreamNonBlocking));
+      auto staging = MappedHostAllocation::zeroed(sizeof(std::uint64_t));
+      if (!staging.ok()) return staging.status();
+      post_staging_ = std::make_unique<MappedHostAllocation>(std::move(staging.value()));
+    }
+    auto* source = static_cast<std::uint64_t*>(post_staging_->host());
+    *source = value;
+    WEFT_CUDA_TRY(cudaMemcpyAsync(address, source, sizeof(value), cudaMemcpyHostToDevice,
+                                  post_stream_));
+    // One word in flight: the next post reuses the staging word.
+    WEFT_CUDA_TRY(cudaStreamSynchronize(post_stream_));
+    return {};
+  }
+
   Status ll128_on_one_device() override {
     const std::lock_guard lock(probe_mutex_);
     if (!probe_) {
@@ -200,6 +221,9 @@ class CudaRuntime final : public DeviceRuntime {
   int sm_count_ = 0;
   std::mutex probe_mutex_;
   std::optional<Status> probe_;  // the probe's verdict, once it ran
+  std::mutex post_mutex_;
+  cudaStream_t post_stream_ = nullptr;  // post_word's, created at its first use
+  std::unique_ptr<MappedHostAllocation> post_staging_;
 };
 
 }  // namespace

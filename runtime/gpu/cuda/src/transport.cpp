@@ -137,8 +137,9 @@ class CudaTransport final : public Transport {
                               name(), owner_);
   }
 
-  Result<std::unique_ptr<SharedWindow>> open_window(std::span<const std::size_t> bytes,
-                                                    std::uint64_t fingerprint) override {
+  Result<std::unique_ptr<SharedWindow>> open_window(const WindowRequest& request) override {
+    const std::span<const std::size_t> bytes = request.bytes_per_local_rank;
+    const std::uint64_t fingerprint = request.fingerprint;
     if (bytes.size() != local_ranks_.size()) {
       return Status::error(ErrorCode::InternalError, "open_window: one size per local rank needed");
     }

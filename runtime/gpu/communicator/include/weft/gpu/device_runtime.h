@@ -111,10 +111,15 @@ class DeviceRuntime {
   // The process's abort word (one per process, seen by every communicator and device of it):
   // a failing kernel raises it, and every wait of every communicator created before gives up.
   struct AbortWord {
-    std::uint32_t* device = nullptr;      // for the kernels
-    const std::uint32_t* host = nullptr;  // for reading it on the host
+    std::uint32_t* device = nullptr;  // for the kernels
+    std::uint32_t* host = nullptr;    // for reading it on the host, and raising it (the proxy)
   };
   virtual Result<AbortWord> abort_word() = 0;
+
+  // Writes one 64-bit word of device memory while a kernel may be running and polling it (the
+  // proxy's arrival words from ranks on other hosts): host mode, an atomic store; CUDA, a copy
+  // on a stream of its own, which does not wait for the kernels.
+  virtual Status post_word(std::uint64_t* address, std::uint64_t value) = 0;
 
   // Whether LL128 may run between ranks that share this device: its correctness rests on a
   // 128-byte store being seen whole by another SM, which a probe of the device checks once

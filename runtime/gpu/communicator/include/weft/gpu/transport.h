@@ -10,8 +10,11 @@
 //   - multi-process: one participant per process, CUDA IPC handles exchanged by a Bootstrap.
 //   - host mode: one participant drives all N ranks with host memory, and the kernel's source runs
 //     on CPU threads (DeviceKind::Host), for machines without a GPU and for tests.
+//   - across hosts: a connection whose ends are on different hosts goes through each process's
+//     proxy (weft_proxy, docs/architecture.md §6): the kernel's end is in the proxy's memory,
+//     and the proxy moves messages, acknowledgements and arrivals over the network.
 // The header needs no CUDA headers; the CUDA transports live in the CUDA library (weft_gpu), the
-// host transport in weft_kernel_host.
+// host transports in weft_kernel_host.
 #pragma once
 
 #include <cstddef>
@@ -23,8 +26,11 @@
 #include <vector>
 
 #include "weft/gpu/bootstrap.h"
+#include "weft/gpu/connection_layout.h"
 #include "weft/gpu/device_runtime.h"
+#include "weft/gpu/launch_plan.h"
 #include "weft/gpu/status.h"
+#include "weft/ir/ir.h"
 
 namespace weft::gpu {
 
@@ -37,6 +43,24 @@ class SharedWindow {
   // `peer`'s region as `rank` (a local rank) addresses it; `peer` may be local too.
   virtual void* peer(int rank, int peer) const = 0;
   virtual std::size_t bytes(int rank) const = 0;
+  // The local rank's connections that go through the proxy (their other end is on another
+  // host); empty where every peer's region is reached through memory.
+  virtual std::span<const ProxiedSend> proxied_sends(int /*rank*/) const { return {}; }
+  virtual std::span<const ProxiedReceive> proxied_receives(int /*rank*/) const { return {}; }
+  // Collective, once no kernel uses the window any more (after the transport's barrier): lets
+  // the proxy finish what it sends and free its memory. A window destroyed without it (an error
+  // path) keeps that memory until its transport ends.
+  virtual Status close() { return {}; }
+};
+
+// What a window is for: each local rank's region size, the algorithm's fingerprint, and its
+// connections (every rank's region layout, indexed by rank), which a transport that reaches some
+// peers through a proxy lays out its own memory by.
+struct WindowRequest {
+  std::span<const std::size_t> bytes_per_local_rank;
+  std::uint64_t fingerprint = 0;
+  std::span<const RegionLayout> layouts;
+  ir::Protocol protocol = ir::Protocol::Simple;
 };
 
 // How a rank reaches a peer's memory, as far as the protocols care: LL128 is correct only where
@@ -47,6 +71,7 @@ enum class LinkKind {
   NVLink,      // peer access over NVLink (or NVSwitch)
   PCIe,        // peer access without NVLink: PCIe, or a link without native atomics
   Host,        // host mode: every rank in host memory
+  Network,     // another host (or, in host mode, another process): through the proxy
   Unknown,     // not determined (e.g. the peer's GPU is not visible to this process)
 };
 std::string_view to_string(LinkKind kind);
@@ -72,19 +97,34 @@ class Transport {
 
   // Collective over all participants, in the same order everywhere: allocates a zeroed region of
   // bytes_per_local_rank[k] bytes for local rank local_ranks()[k] and maps every rank's region
-  // for every local rank. `fingerprint` identifies what the window is for (the algorithm); if
+  // for every local rank (or, for a rank on another host, sets up the proxy's end of each
+  // connection with it). `fingerprint` identifies what the window is for (the algorithm); if
   // participants disagree the call fails with Mismatch naming them instead of mixing algorithms.
-  virtual Result<std::unique_ptr<SharedWindow>> open_window(
-      std::span<const std::size_t> bytes_per_local_rank, std::uint64_t fingerprint) = 0;
+  virtual Result<std::unique_ptr<SharedWindow>> open_window(const WindowRequest& request) = 0;
 
   // Collective: returns once every participant has entered (before memory is freed, so that no
   // peer still writes into it).
   virtual Status barrier() = 0;
+
+  // A failure outside the kernel that stops this transport's calls (the proxy's: a peer host
+  // that vanished, a malformed message from it); success while there is none. The failure also
+  // raises the process's abort word, so the kernel's waits end too.
+  virtual Status async_error() const { return {}; }
+  // Where `rank` runs, for messages ("host 'b', through the proxy over UCX tcp"); empty when
+  // there is nothing to say beyond the rank.
+  virtual std::string locate(int /*rank*/) const { return {}; }
+  // What carries the connections across hosts ("UCX 1.13.1 over tcp"); empty when none does.
+  virtual std::string network() const { return {}; }
+  // The hosts whose proxies have gone quiet, for a failure's message; empty when none has.
+  virtual std::string silent_hosts() const { return {}; }
 };
 
 // Host mode: all `nranks` ranks in this process, in host memory, the interpreter's source on CPU
 // threads (one participant). Needs no GPU and no CUDA.
 Result<std::shared_ptr<Transport>> make_host_transport(int nranks);
+
+// Host mode across processes (weft_kernel_host, weft/gpu/host_network.h): this process's ranks
+// in its memory, every other process's through the proxy.
 
 // Emulation: all `nranks` ranks in this process on `device` (one participant).
 Result<std::shared_ptr<Transport>> make_emulation_transport(int nranks, int device);
