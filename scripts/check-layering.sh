@@ -24,10 +24,15 @@ findings = []
 ALLOWED = [
     ("runtime/ir/", {"ir"}),
     ("runtime/cpu/", {"ir", "cpu"}),
-    ("runtime/gpu/", {"ir", "gpu"}),
+    ("runtime/gpu/program/", {"ir", "gpu"}),
+    ("runtime/gpu/communicator/", {"ir", "gpu"}),
+    ("runtime/gpu/kernel/", {"ir", "gpu"}),
+    # The proxy sits on the communicator; host mode and the CUDA runtime on the proxy.
+    ("runtime/gpu/proxy/", {"ir", "gpu", "proxy"}),
+    ("runtime/gpu/", {"ir", "gpu", "proxy"}),
     ("runtime/predict/", {"ir", "cpu", "gpu", "predict"}),
     ("runtime/tuning/", {"ir", "cpu", "gpu", "predict", "tuning"}),
-    ("runtime/tools/", {"ir", "cpu", "gpu"}),
+    ("runtime/tools/", {"ir", "cpu", "gpu", "proxy"}),
     ("dsl/", {"ir", "dsl"}),
     ("compiler/algorithms/", {"ir", "dsl", "algorithms"}),
     ("compiler/include/", {"ir", "cpu", "dsl", "compiler"}),
@@ -36,11 +41,12 @@ ALLOWED = [
     ("synthesis/", {"ir", "cpu", "gpu", "predict", "tuning", "dsl", "compiler", "synthesis"}),
     ("compiler/tools/", {"ir", "cpu", "gpu", "predict", "tuning", "dsl", "compiler", "algorithms",
                          "synthesis"}),
-    ("plugin/", {"ir", "gpu", "tuning", "plugin"}),
+    ("plugin/", {"ir", "gpu", "proxy", "tuning", "plugin"}),
 ]
 # The libraries and programs, each a folder (the longest prefix names a file's owner).
 PARTS = ["runtime/ir/", "runtime/cpu/", "runtime/gpu/program/", "runtime/gpu/communicator/",
-         "runtime/gpu/kernel/", "runtime/gpu/host/", "runtime/gpu/cuda/", "runtime/predict/",
+         "runtime/gpu/kernel/", "runtime/gpu/proxy/", "runtime/gpu/host/", "runtime/gpu/cuda/",
+         "runtime/predict/",
          "runtime/tuning/", "runtime/tools/weft-perf/", "dsl/", "compiler/algorithms/",
          "compiler/tools/weftc/", "compiler/tools/", "compiler/python/", "compiler/", "synthesis/",
          "plugin/",

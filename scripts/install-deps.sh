@@ -7,11 +7,13 @@
 #   install-deps.sh --build   only what building weftc and weft-perf needs (scripts/demo.sh)
 set -euo pipefail
 
+# libucx-dev: UCX, the network engine of the proxy that runs algorithms across hosts
+# (docs/architecture.md §6); ucx-utils: ucx_perftest, the proxy benchmark's reference.
 packages=(build-essential cmake ninja-build pkg-config
-          libpugixml-dev libfmt-dev libcli11-dev catch2 liblemon-dev libssl-dev)
+          libpugixml-dev libfmt-dev libcli11-dev catch2 liblemon-dev libssl-dev libucx-dev)
 case "${1:-}" in
   --build) ;;
-  "") packages+=(git clang libclang-rt-14-dev time pybind11-dev python3-dev) ;;
+  "") packages+=(git clang libclang-rt-14-dev time pybind11-dev python3-dev ucx-utils bc) ;;
   *) echo "install-deps: unknown argument '$1' (use --build or nothing)" >&2; exit 2 ;;
 esac
 

@@ -1,0 +1,87 @@
+#include "weft/proxy/wire.h"
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "weft/gpu/device_abi.h"
+
+namespace weft::proxy {
+
+namespace {
+
+std::uint64_t word(std::uint32_t flag, std::uint32_t value) {
+  return (static_cast<std::uint64_t>(flag) << 32) | value;
+}
+std::uint32_t flag_of(std::uint64_t w) { return static_cast<std::uint32_t>(w >> 32); }
+std::uint32_t value_of(std::uint64_t w) { return static_cast<std::uint32_t>(w); }
+
+}  // namespace
+
+WireDescriptor make_descriptor(std::uint64_t message, const ir::Connection& connection,
+                               std::uint32_t slot, std::uint32_t bytes) {
+  const std::uint32_t flag = gpu::device::ll_flag(message);
+  WireDescriptor d;
+  d.words[0] = word(flag, bytes);
+  d.words[1] = word(flag, slot);
+  d.words[2] = word(flag, static_cast<std::uint32_t>(connection.channel));
+  d.words[3] = word(flag, (static_cast<std::uint32_t>(connection.sender) << 16) |
+                              (static_cast<std::uint32_t>(connection.receiver) & 0xffffu));
+  return d;
+}
+
+gpu::Result<std::optional<Announced>> read_descriptor(const WireDescriptor& seen,
+                                                      std::uint64_t message,
+                                                      const ir::Connection& connection, int depth,
+                                                      std::size_t slot_bytes) {
+  const std::uint32_t now = gpu::device::ll_flag(message);
+  const auto d = static_cast<std::uint64_t>(depth);
+  // The slot's previous message, or none (0: never written).
+  const std::uint32_t before = message >= d ? gpu::device::ll_flag(message - d) : 0u;
+  int current = 0;
+  for (std::uint64_t w : seen.words) {
+    const std::uint32_t flag = flag_of(w);
+    if (flag == now) {
+      ++current;
+    } else if (flag != before) {
+      return gpu::Status::error(
+          gpu::ErrorCode::SystemError,
+          fmt::format("a descriptor for channel {}, rank {} → rank {} in slot {} carries flag "
+                      "{:#x}, neither message {}'s ({:#x}) nor the slot's last one's ({:#x})",
+                      connection.channel, connection.sender, connection.receiver,
+                      message % d, flag, message, now, before));
+    }
+  }
+  if (current < 4) return std::optional<Announced>{};
+  Announced a;
+  a.bytes = value_of(seen.words[0]);
+  a.slot = value_of(seen.words[1]);
+  a.connection.channel = static_cast<int>(value_of(seen.words[2]));
+  a.connection.sender = static_cast<int>(value_of(seen.words[3]) >> 16);
+  a.connection.receiver = static_cast<int>(value_of(seen.words[3]) & 0xffffu);
+  const std::string what =
+      fmt::format("message {} of channel {}, rank {} → rank {}", message, connection.channel,
+                  connection.sender, connection.receiver);
+  if (a.connection != connection) {
+    return gpu::Status::error(
+        gpu::ErrorCode::SystemError,
+        fmt::format("the descriptor for {} names channel {}, rank {} → rank {} instead", what,
+                    a.connection.channel, a.connection.sender, a.connection.receiver));
+  }
+  if (a.slot >= static_cast<std::uint32_t>(depth) || a.slot != message % d) {
+    return gpu::Status::error(
+        gpu::ErrorCode::SystemError,
+        fmt::format("the descriptor for {} names slot {}; the FIFO has {} slots and the message "
+                    "belongs in slot {}",
+                    what, a.slot, depth, message % d));
+  }
+  if (a.bytes > slot_bytes) {
+    return gpu::Status::error(
+        gpu::ErrorCode::SystemError,
+        fmt::format("the descriptor for {} announces {} bytes; a slot holds {}", what, a.bytes,
+                    slot_bytes));
+  }
+  return std::optional<Announced>{a};
+}
+
+}  // namespace weft::proxy
