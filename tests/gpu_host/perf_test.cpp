@@ -103,11 +103,26 @@ TEST_CASE("the device is a number or host", "[perf]") {
     CHECK_FALSE(o.options);
     CHECK(o.exit_code == 2);
   }
-  // Host mode runs every rank in one process.
+  // Host mode also runs a process per rank, the others reached through the proxy.
   const ParseOutcome multi = parse({"--builtin", "ring", "--device", "host", "--rank", "0",
                                     "--nranks", "2", "--rendezvous", "h:1"});
-  CHECK_FALSE(multi.options);
-  CHECK_THAT(multi.text, Catch::Contains("host mode"));
+  REQUIRE(multi.options);
+  CHECK(multi.options->host);
+  CHECK(multi.options->nranks == 2);
+  // ... but not both ways at once.
+  const ParseOutcome both = parse({"--builtin", "ring", "--device", "host", "--ranks", "2",
+                                   "--rank", "0", "--nranks", "2", "--rendezvous", "h:1"});
+  CHECK_FALSE(both.options);
+  CHECK_THAT(both.text, Catch::Contains("exclude each other"));
+}
+
+TEST_CASE("any-size sets the file's band aside; without it the band stands", "[perf]") {
+  auto any = parse({"--builtin", "ring", "--ranks", "4", "--any-size"});
+  REQUIRE(any.options);
+  CHECK(any.options->any_size);
+  auto plain = parse({"--builtin", "ring", "--ranks", "4"});
+  REQUIRE(plain.options);
+  CHECK_FALSE(plain.options->any_size);
 }
 
 TEST_CASE("bad arguments fail with a message and exit code 2; help exits 0", "[perf]") {

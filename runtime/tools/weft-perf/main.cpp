@@ -3,6 +3,8 @@
 //   weft-perf --builtin ring --ranks 8 -b 1K -e 256M -f 2            # 8 emulated ranks, one GPU
 //   weft-perf --xml algo.xml --rank R --nranks N --rendezvous ADDRESS[#SECRET]  # a process per GPU
 //   weft-perf --xml algo.xml --ranks 8 --device host -b 1K -e 1M       # host mode, no GPU
+//   weft-perf --xml algo.xml --device host --rank R --nranks N --rendezvous ADDRESS  # host mode,
+//                                            a process per rank, the others through the proxy
 //
 // Each row: the call's size and count, then for out-of-place and in-place the time per call,
 // algbw, busbw, #wrong (elements differing from the CPU reference executor) and the fraction of
@@ -10,6 +12,7 @@
 // traffic in bytes (per device: every rank in emulation).
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,8 +28,10 @@
 #include "weft/gpu/call_plan.h"
 #include "weft/gpu/communicator.h"
 #include "weft/gpu/device_program.h"
+#include "weft/gpu/host_network.h"
 #include "weft/ir/collective_spec.h"
 #include "weft/ir/validate.h"
+#include "weft/proxy/participants.h"
 
 namespace weft::perf {
 namespace {
@@ -44,6 +49,7 @@ struct Session {
   std::vector<gpu::RankProgram> local_programs;
   double copy_bandwidth = 0;
   bool printer = true;                   // rank 0 prints
+  std::string network;                   // what crosses hosts, if anything does
   std::set<std::string> not_applicable;  // reasons already printed
 };
 
@@ -57,15 +63,56 @@ Result<ir::Algorithm> read_algorithm(const PerfOptions& o, int nranks) {
   }
   ir::Algorithm algo = std::move(*loaded.algorithm);
   if (o.protocol) algo.protocol = *o.protocol;  // results never depend on the protocol
+  if (o.any_size) algo.min_bytes = algo.max_bytes = 0;  // nor on the size band
   return algo;
+}
+
+// Multi-process mode: the rendezvous settings, read before anything is opened (a bad
+// WEFT_BOOTSTRAP_TIMEOUT_S is reported as itself, not as whatever failed next).
+Result<gpu::SocketBootstrapOptions> rendezvous_options(const PerfOptions& o) {
+  gpu::SocketBootstrapOptions boot;
+  const gpu::RendezvousPoint point = gpu::parse_rendezvous(o.rendezvous).value();
+  boot.root = point.address;
+  boot.secret = point.secret;
+  boot.rank = o.rank;
+  boot.size = o.nranks;
+  auto timeout = gpu::bootstrap_timeout_from_env(gpu::process_environment());
+  if (!timeout.ok()) return timeout.status();
+  if (timeout.value()) boot.timeout = *timeout.value();
+  // As the shim and the C API log them.
+  boot.on_dropped = [](const std::string& why) {
+    std::fprintf(stderr, "weft-perf: warning: %s\n", why.c_str());
+  };
+  return boot;
+}
+
+Status join_rendezvous(Session& s, const gpu::SocketBootstrapOptions& boot) {
+  auto bootstrap = gpu::make_socket_bootstrap(boot);
+  if (!bootstrap.ok()) return bootstrap.status();
+  s.bootstrap = std::move(bootstrap.value());
+  s.printer = s.options.rank == 0;
+  return {};
 }
 
 // The transport and the device the session's buffers live on.
 Result<std::shared_ptr<gpu::Transport>> open_device(Session& s) {
   const PerfOptions& o = s.options;
+  std::optional<gpu::SocketBootstrapOptions> boot;
+  if (o.ranks == 0) {
+    auto options = rendezvous_options(o);
+    if (!options.ok()) return options.status();
+    boot = std::move(options.value());
+  }
   if (o.host) {
     s.device = make_host_perf_device();
-    return gpu::make_host_transport(o.ranks);
+    if (!boot) return gpu::make_host_transport(o.ranks);
+    gpu::HostNetworkOptions network;
+    auto host = proxy::host_id(gpu::process_environment());
+    if (!host.ok()) return host.status();
+    network.host = host.value();
+    if (boot->timeout.count() > 0) network.proxy.setup_timeout = boot->timeout;
+    if (Status st = join_rendezvous(s, *boot); !st.ok()) return st;
+    return gpu::make_host_network_transport(s.bootstrap, o.nranks, {o.rank}, std::move(network));
   }
 #if defined(WEFT_PERF_WITH_CUDA)
   if (o.ranks > 0) {
@@ -81,23 +128,7 @@ Result<std::shared_ptr<gpu::Transport>> open_device(Session& s) {
   auto perf_device = make_cuda_perf_device(device);
   if (!perf_device.ok()) return perf_device.status();
   s.device = std::move(perf_device.value());
-  gpu::SocketBootstrapOptions boot;
-  const gpu::RendezvousPoint point = gpu::parse_rendezvous(o.rendezvous).value();
-  boot.root = point.address;
-  boot.secret = point.secret;
-  boot.rank = o.rank;
-  boot.size = o.nranks;
-  auto timeout = gpu::bootstrap_timeout_from_env(gpu::process_environment());
-  if (!timeout.ok()) return timeout.status();
-  if (timeout.value()) boot.timeout = *timeout.value();
-  // As the shim and the C API log them.
-  boot.on_dropped = [](const std::string& why) {
-    std::fprintf(stderr, "weft-perf: warning: %s\n", why.c_str());
-  };
-  auto bootstrap = gpu::make_socket_bootstrap(boot);
-  if (!bootstrap.ok()) return bootstrap.status();
-  s.bootstrap = std::move(bootstrap.value());
-  s.printer = o.rank == 0;
+  if (Status st = join_rendezvous(s, *boot); !st.ok()) return st;
   return gpu::make_ipc_transport(s.bootstrap, o.nranks, {o.rank}, device);
 #else
   return Status::error(gpu::ErrorCode::InvalidArgument,
@@ -114,6 +145,7 @@ Status open(Session& s) {
   if (o.timeout_s > 0) options.timeout_s = o.timeout_s;
   auto transport = open_device(s);
   if (!transport.ok()) return transport.status();
+  s.network = transport.value()->network();
   auto comm = gpu::Communicator::create(transport.value(), options);
   if (!comm.ok()) return comm.status();
   s.comm = std::move(comm.value());
@@ -271,15 +303,21 @@ int run(Session& s) {
                 std::string(ir::to_string(s.algorithm.collective)).c_str(), s.algorithm.ngpus,
                 std::string(ir::to_string(s.algorithm.protocol)).c_str(), s.algorithm.nchannels,
                 s.algorithm.nchannels == 1 ? "" : "s",
-                o.host        ? fmt::format("{} ranks in host mode (CPU threads)", o.ranks).c_str()
+                o.host && o.ranks > 0
+                    ? fmt::format("{} ranks in host mode (CPU threads)", o.ranks).c_str()
+                : o.host      ? "one rank per process in host mode (CPU threads)"
                 : o.ranks > 0 ? fmt::format("{} ranks emulated on one GPU", o.ranks).c_str()
                               : "one rank per process");
+    if (!s.network.empty()) {
+      std::printf("# across hosts: the proxy, %s\n", s.network.c_str());
+    }
     std::printf("# %s; measured copy bandwidth %.1f GB/s (read + write)\n",
                 s.device->describe().c_str(), s.copy_bandwidth);
     std::printf("# iterations %d, warm-up %d, check %d, graph launches %d, timeout %.1f s\n",
                 o.iterations, o.warmup, o.check ? 1 : 0, o.graph_launches,
                 s.comm->options().timeout_s);
     std::fputs(table_header().c_str(), stdout);
+    std::fflush(stdout);  // a pipe or a file sees the header before the first row's calls
   }
   const cpu::Executor executor(s.algorithm, standard_spec(s.algorithm, o.root));
   long long wrong_total = 0;

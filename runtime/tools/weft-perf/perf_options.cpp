@@ -35,7 +35,8 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
       "process per rank with --rank R --nranks N --rendezvous ADDRESS[#SECRET] (rank 0 listens;\n"
       "every rank proves the secret, without sending it).\n"
       "Host mode: --device host --ranks N runs the same interpreter on CPU threads, no GPU\n"
-      "needed (it proves results, not speed)."};
+      "needed (it proves results, not speed); with --rank/--nranks/--rendezvous, one process\n"
+      "per rank, every other process reached through the proxy (WEFT_HOSTID names the host)."};
   app.set_help_flag("-h,--help", "print this help and exit");
   auto* xml = app.add_option("--xml,xml", o.xml, "algorithm file (MSCCL XML)");
   auto* builtin = app.add_option(
@@ -45,6 +46,10 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
   xml->excludes(builtin);
   std::string protocol;
   app.add_option("--proto", protocol, "override the algorithm's protocol: Simple, LL, LL128");
+  app.add_flag("--any-size", o.any_size,
+               "run the algorithm at every size of the sweep, outside its file's "
+               "minBytes..maxBytes band too (a tuned file's band says where it was fastest, "
+               "not where it is right)");
   std::string min_text, max_text;
   app.add_option("-b,--minbytes", min_text, "smallest size (default 32M)");
   app.add_option("-e,--maxbytes", max_text, "largest size (default 32M)");
@@ -151,7 +156,6 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
   const bool multi = o.rank >= 0 || o.nranks > 0 || !o.rendezvous.empty();
   if (multi && o.ranks > 0)
     return fail("--ranks (emulation) and --rank/--nranks/--rendezvous exclude each other");
-  if (multi && o.host) return fail("host mode runs every rank in one process: use --ranks N");
   if (multi) {
     if (o.rank < 0 || o.nranks <= 0 || o.rendezvous.empty()) {
       return fail("multi-process mode needs --rank, --nranks and --rendezvous");

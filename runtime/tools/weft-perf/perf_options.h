@@ -19,6 +19,7 @@ struct PerfOptions {
   std::string xml;
   std::string builtin;
   std::optional<ir::Protocol> protocol;  // --proto: overrides the algorithm's
+  bool any_size = false;                 // --any-size: the file's minBytes..maxBytes band ignored
 
   // nccl-tests' flags.
   std::size_t min_bytes = std::size_t{32} << 20;  // -b
