@@ -19,6 +19,7 @@ void emit_header(const dsl::Program& program, ir::Algorithm& algorithm) {
   algorithm.min_bytes = options.min_bytes;
   algorithm.max_bytes = options.max_bytes;
   algorithm.root = coll.root();
+  algorithm.nnodes = options.nodes;
   int highest = 0;
   for (ir::Gpu& gpu : algorithm.gpus) {
     for (const ir::Threadblock& tb : gpu.threadblocks) highest = std::max(highest, tb.channel);

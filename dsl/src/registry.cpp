@@ -15,6 +15,7 @@ Options AlgorithmParams::options() const {
   options.limits = limits;
   options.placement = placement;
   options.channel_policy = channel_policy;
+  options.nodes = nodes > 1 ? nodes : 0;
   return options;
 }
 

@@ -636,11 +636,15 @@ NodePlan plan_node(const predict::Topology& topology, ir::Collective collective)
   return plan;
 }
 
-dsl::Options program_options(const SynthesisRequest& request, const Variant& variant) {
+dsl::Options program_options(const SynthesisRequest& request, const Variant& variant,
+                             const predict::Topology& topology) {
   dsl::Options options;
   options.protocol = variant.protocol;
   options.limits = request.profile;
   options.fusion = variant.sketch.fusion;
+  // The files say the machine's node count, so that the NCCL shim runs them only on
+  // communicators whose ranks lie on hosts the same way.
+  options.nodes = topology.nodes() > 1 ? topology.nodes() : 0;
   return options;
 }
 
@@ -680,7 +684,7 @@ std::vector<tuning::Candidate> compile_variants(const predict::Topology& topolog
     const std::string name = fmt::format("{} {}", v.sketch.name, ir::to_string(v.protocol));
     try {
       const dsl::Program program =
-          to_program(v.sketch, program_options(request, v), request.in_place);
+          to_program(v.sketch, program_options(request, v, topology), request.in_place);
       compiler::CompileOptions compile;
       // A sketch pins its channels and threadblock chains, and the synthesis predicts every
       // variant on this machine itself: the critical path places it, at no prediction's cost.
@@ -732,10 +736,11 @@ std::vector<int> twins_of(const std::vector<Variant>& sources) {
 
 // Proves a candidate compiled from `source`, on its program traced again.
 std::optional<std::string> prove(const tuning::Candidate& candidate, const Variant& source,
-                                 const SynthesisRequest& request) {
+                                 const SynthesisRequest& request,
+                                 const predict::Topology& topology) {
   try {
     const dsl::Program program =
-        to_program(source.sketch, program_options(request, source), request.in_place);
+        to_program(source.sketch, program_options(request, source, topology), request.in_place);
     return proof_failure(candidate.name, program, candidate.algorithm);
   } catch (const std::bad_alloc&) {
     return rejection(candidate.name, std::string(kLeftOutForMemory));
@@ -810,7 +815,7 @@ Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& 
     for (const tuning::Band& band : s.tuning.bands) {
       const auto k = static_cast<std::size_t>(band.contender);
       if (k >= s.synthesized || proved[k]) continue;
-      if (auto why = prove(s.candidates[k], sources[k], request)) {
+      if (auto why = prove(s.candidates[k], sources[k], request, topology)) {
         s.rejected.push_back(std::move(*why));
         failed = k;
         break;

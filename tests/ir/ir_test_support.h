@@ -86,6 +86,7 @@ inline std::string first_difference(const Algorithm& a, const Algorithm& b) {
   if (a.max_bytes != b.max_bytes) return "algo: maxBytes differs";
   if (a.nthreads != b.nthreads) return "algo: nthreads differs";
   if (a.root != b.root) return "algo: root differs";
+  if (a.nnodes != b.nnodes) return "algo: nnodes differs";
   if (a.gpus.size() != b.gpus.size()) return "algo: number of gpus differs";
   for (std::size_t r = 0; r < a.gpus.size(); ++r) {
     const Gpu& ga = a.gpus[r];

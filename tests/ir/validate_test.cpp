@@ -269,6 +269,8 @@ TEST_CASE("validate: collective-wide checks", "[validate]") {
           "minBytes 10 is above maxBytes 5");
   refused(edit_line(pair(), 1, "maxBytes=\"0\"", "maxBytes=\"0\" root=\"2\""),
           "root 2 is out of range (ngpus is 2)");
+  refused(edit_line(pair(), 1, "maxBytes=\"0\"", "maxBytes=\"0\" nnodes=\"3\""),
+          "nnodes 3 does not divide ngpus 2 into nodes of equal rank counts");
 }
 
 TEST_CASE("validate: msccl limits are errors, weft's are wider", "[validate]") {

@@ -63,15 +63,18 @@ TEST_CASE("writer: executor dialect, every attribute, corpus layout", "[xml][wri
   CHECK(written.substr(written.size() - 9) == "\n</algo>\n");
   CHECK(written.find("root=") == std::string::npos);  // only written when known
   CHECK(written.find("nthreads=") == std::string::npos);
+  CHECK(written.find("nnodes=") == std::string::npos);
 }
 
 TEST_CASE("writer: optional attributes and escaping survive a round trip", "[xml][writer]") {
   Algorithm algo = must_read(read_data("chain_broadcast_4r.xml"));
   algo.name = "a<b & \"c\" 'd'\tlast";
   algo.nthreads = 512;
+  algo.nnodes = 2;  // 4 ranks: two nodes of two
   const std::string written = write_xml(algo);
   CHECK(written.find(" root=\"0\"") != std::string::npos);
   CHECK(written.find(" nthreads=\"512\"") != std::string::npos);
+  CHECK(written.find(" nnodes=\"2\"") != std::string::npos);
   const Algorithm back = must_read(written);
   CHECK(back.name == algo.name);
   CHECK(first_difference(algo, back).empty());

@@ -129,6 +129,11 @@ class Validator {
     if (algo_.nthreads < 0) {
       sink_.errorf(line, "", "nthreads is {}; it must not be negative", algo_.nthreads);
     }
+    if (algo_.nnodes < 0 || (algo_.nnodes > 0 && algo_.ngpus > 0 && algo_.ngpus % algo_.nnodes != 0)) {
+      sink_.errorf(line, "",
+                   "nnodes {} does not divide ngpus {} into nodes of equal rank counts",
+                   algo_.nnodes, algo_.ngpus);
+    }
     if (algo_.root < -1 || (algo_.root >= 0 && algo_.root >= algo_.ngpus)) {
       sink_.errorf(line, "", "root {} is out of range (ngpus is {})", algo_.root, algo_.ngpus);
     } else if (algo_.root >= 0 && algo_.collective != Collective::Broadcast &&

@@ -44,9 +44,9 @@ struct Attributes {
   std::array<const char*, N> values{};  // nullptr: absent
 };
 
-constexpr std::array<std::string_view, 12> kAlgoAttributes{
-    "name",    "proto",      "nchannels", "nchunksperloop", "ngpus",    "coll",
-    "inplace", "outofplace", "minBytes",  "maxBytes",       "nthreads", "root"};
+constexpr std::array<std::string_view, 13> kAlgoAttributes{
+    "name",    "proto",      "nchannels", "nchunksperloop", "ngpus",    "coll",  "inplace",
+    "outofplace", "minBytes", "maxBytes", "nthreads",       "root",     "nnodes"};
 enum AlgoAttr {
   kName,
   kProto,
@@ -59,7 +59,8 @@ enum AlgoAttr {
   kMinBytes,
   kMaxBytes,
   kNthreads,
-  kRoot
+  kRoot,
+  kNnodes
 };
 
 constexpr std::array<std::string_view, 4> kGpuAttributes{"id", "i_chunks", "o_chunks", "s_chunks"};
@@ -242,6 +243,7 @@ class Reader {
     optional_number(v[kMaxBytes], where, "maxBytes", "algo", algo.max_bytes);
     optional_number(v[kNthreads], where, "nthreads", "algo", algo.nthreads);
     optional_number(v[kRoot], where, "root", "algo", algo.root);
+    optional_number(v[kNnodes], where, "nnodes", "algo", algo.nnodes);
 
     for (pugi::xml_node child : node.children()) {
       if (child.type() != pugi::node_element) {

@@ -68,6 +68,9 @@ void emit(const Algorithm& algo, const TextSink& sink) {
   // Weft's extension for broadcast/reduce.
   if (algo.nthreads > 0) fmt::format_to(fmt::appender(out), " nthreads=\"{}\"", algo.nthreads);
   if (algo.root >= 0) fmt::format_to(fmt::appender(out), " root=\"{}\"", algo.root);
+  // Weft's extension: the nodes the algorithm was written for (NCCL's shim matches it against
+  // the hosts a communicator spans); MSCCL's reader ignores it.
+  if (algo.nnodes > 0) fmt::format_to(fmt::appender(out), " nnodes=\"{}\"", algo.nnodes);
   append(out, ">\n");
   for (const Gpu& gpu : algo.gpus) {
     fmt::format_to(fmt::appender(out),

@@ -48,6 +48,9 @@ struct Options {
   std::uint64_t min_bytes = 0;
   std::uint64_t max_bytes = 0;   // 0: no upper bound
   std::string limits = "msccl";  // limits profile the output must obey: "msccl" or "weft"
+  // The nodes the program is written for (ranks in contiguous blocks, one per node): the IR's
+  // nnodes, 0 when it is not one node's machine in particular.
+  int nodes = 0;
 };
 
 }  // namespace weft::dsl

@@ -94,6 +94,9 @@ struct Algorithm {
   std::uint64_t max_bytes = 0;  // 0: no upper bound
   int nthreads = 0;             // older runtimes only; 0 when absent
   int root = -1;                // broadcast/reduce root when the file names one; -1: unknown
+  // Weft's extension: the nodes (hosts) the algorithm was written for, ranks in contiguous blocks
+  // of ngpus / nnodes, block k on node k; 0 when the file does not say (one node).
+  int nnodes = 0;
   std::vector<Gpu> gpus;
   std::string source;  // file name it was read from, for messages
   SourceLine where;
