@@ -206,6 +206,7 @@ Status Proxy::prove_connections(const std::vector<PeerRecord>& records) {
   // The hello words stay: each proxy's heartbeat lands in them from now on (run()).
   const auto now = std::chrono::steady_clock::now();
   heard_.assign(static_cast<std::size_t>(participants_.size()), Heard{0, now});
+  lost_.assign(static_cast<std::size_t>(participants_.size()), Status{});
   return proved;
 }
 
@@ -350,14 +351,21 @@ void Proxy::run() {
       if (engine_ && ++iteration % kPeerCheckEvery == 0 &&
           !failed_.load(std::memory_order_relaxed)) {
         for (int p : peers_) {
-          if (Status s = engine_->peer_status(p); !s.ok()) {
-            fail(Status::error(
-                s.code, fmt::format("participant {} on host '{}' is gone: {}; its process ended "
-                                    "or its host cannot be reached",
-                                    p, participants_.hosts[static_cast<std::size_t>(p)],
-                                    s.message)));
+          Status s = engine_->peer_status(p);
+          if (s.ok() || !lost_[static_cast<std::size_t>(p)].ok()) continue;
+          Status gone = Status::error(
+              s.code, fmt::format("participant {} on host '{}' is gone: {}; its process ended "
+                                  "or its host cannot be reached",
+                                  p, participants_.hosts[static_cast<std::size_t>(p)], s.message));
+          // A peer that leaves with nothing in flight to or from it (its communicator done
+          // first, at the end of a job) is only noted: a later message to it fails then.
+          const bool in_flight = std::any_of(windows_.begin(), windows_.end(),
+                                             [p](const WindowState* w) { return w->busy_with(p); });
+          if (in_flight) {
+            fail(std::move(gone));
             break;
           }
+          lost_[static_cast<std::size_t>(p)] = std::move(gone);
         }
       }
     }

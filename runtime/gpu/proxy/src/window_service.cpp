@@ -6,6 +6,7 @@
 
 #include "weft/gpu/message_layout.h"
 #include "weft/proxy/participants.h"
+#include "weft/proxy/proxy.h"
 #include "window_state.h"
 
 namespace weft::proxy {
@@ -39,6 +40,26 @@ Status WindowState::towards(const Status& failure, int participant, int rank) co
                        fmt::format("{} (sending to {})", failure.message, peer_name(participant, rank)));
 }
 
+void WindowState::note_lost(Status status, int participant) {
+  Status& lost = proxy->lost_[static_cast<std::size_t>(participant)];
+  if (lost.ok()) lost = std::move(status);
+}
+
+bool WindowState::busy_with(int participant) const {
+  for (const Send& send : sends) {
+    if (send.peer == participant && acquire(host_word(send.stage->tail)) != send.acknowledged) {
+      return true;
+    }
+  }
+  for (const Receive& receive : receives) {
+    if (receive.peer == participant &&
+        acquire(host_word(receive.stage->head)) != receive.delivered) {
+      return true;
+    }
+  }
+  return false;
+}
+
 Status WindowState::service(Engine& engine, bool& busy, std::uint32_t pass) {
   for (Send& send : sends) {
     if (Status s = forward(engine, send, busy); !s.ok()) return s;
@@ -65,6 +86,10 @@ Status WindowState::forward(Engine& engine, Send& send, bool& busy) {
                                      "acknowledged (a FIFO of {})",
                                      posted, connection_text(stage.connection),
                                      send.acknowledged, depth));
+  }
+  // A peer that left while nothing was in flight (Proxy::run): this message cannot reach it.
+  if (const Status& lost = proxy->lost_[static_cast<std::size_t>(send.peer)]; !lost.ok()) {
+    return lost;
   }
   const std::uint64_t first = send.forwarded;
   for (std::uint64_t k = first; k < posted; ++k) {
@@ -194,7 +219,9 @@ Status WindowState::acknowledge(Engine& engine, Receive& receive, bool& busy) {
   if (Status s = engine.put(receive.memory, receive.ack_inbox, host_word(stage.ack_source),
                             sizeof(std::uint64_t));
       !s.ok()) {
-    return towards(s, receive.peer, stage.connection.sender);
+    // A sender that is gone needs no acknowledgement; whether anything was lost with it is
+    // the proxy's peer check's to say (Proxy::run), or the kernel's wait for its next message.
+    note_lost(towards(s, receive.peer, stage.connection.sender), receive.peer);
   }
   receive.acknowledged = head;
   busy = true;
@@ -207,7 +234,7 @@ Status WindowState::arrivals(Engine& engine, bool& busy) {
     if (launch == out.sent) continue;
     if (Status s = engine.put(out.memory, out.target, host_word(out.source), sizeof(launch));
         !s.ok()) {
-      return towards(s, out.peer, out.rank);
+      note_lost(towards(s, out.peer, out.rank), out.peer);
     }
     out.sent = launch;
     busy = true;

@@ -74,6 +74,9 @@ struct WindowState {
   // acknowledgements, and (every few passes) arrivals. Sets `busy` when it moved anything. A
   // failure names the peer and what was wrong.
   Status service(Engine& engine, bool& busy, std::uint32_t pass);
+  // Whether a message to or from `participant` is in flight: posted and not acknowledged, or
+  // delivered and not consumed.
+  bool busy_with(int participant) const;
 
   char* host(std::size_t offset) const { return static_cast<char*>(block.host) + offset; }
   std::uint64_t* host_word(std::size_t offset) const {
@@ -93,6 +96,8 @@ struct WindowState {
   std::string peer_name(int participant, int rank) const;
   // An engine's failure, with the peer it was sending to.
   Status towards(const Status& failure, int participant, int rank) const;
+  // A peer found gone where that need not end anything (proxy.h, Proxy::lost_).
+  void note_lost(Status status, int participant);
 };
 
 }  // namespace weft::proxy

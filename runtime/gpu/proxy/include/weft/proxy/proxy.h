@@ -112,6 +112,8 @@ class Proxy : public std::enable_shared_from_this<Proxy> {
   };
   mutable std::mutex heard_mutex_;
   std::vector<Heard> heard_;        // per participant: its last heartbeat, and when it came
+  // Per participant: how it was lost while nothing was in flight with it (success: it is not).
+  std::vector<Status> lost_;
 
   mutable std::mutex mutex_;  // the engine and the windows
   std::atomic<int> waiting_{0};  // setup calls waiting for mutex_: the thread lets them in
