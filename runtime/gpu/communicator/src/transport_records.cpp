@@ -30,7 +30,8 @@ const ProcessToken& process_token() {
 }
 
 Status check_participants(std::span<const ParticipantRecord> records, int nranks, int me,
-                          bool in_process, std::string_view transport, std::vector<int>& owner) {
+                          bool in_process, std::string_view transport, std::vector<int>& owner,
+                          bool across_hosts) {
   owner.assign(static_cast<std::size_t>(nranks), -1);
   const ParticipantRecord& mine = records[static_cast<std::size_t>(me)];
   for (std::size_t p = 0; p < records.size(); ++p) {
@@ -45,7 +46,7 @@ Status check_participants(std::span<const ParticipantRecord> records, int nranks
                                        "has {}",
                                        p, r.nranks, me, nranks));
     }
-    if (r.host != mine.host) {
+    if (r.host != mine.host && !across_hosts) {
       return Status::error(ErrorCode::InvalidUsage,
                            fmt::format("transport: participant {} runs on another host; {} "
                                        "reaches only one host",

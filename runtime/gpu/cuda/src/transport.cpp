@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "cuda_device_runtime.h"
 #include "cuda_links.h"
 #include "device_memory.h"
+#include "weft/gpu/cuda_network.h"
 #include "weft/gpu/device_abi.h"
 #include "weft/gpu/transport.h"
 #include "weft/gpu/transport_records.h"
@@ -27,10 +29,10 @@ namespace {
 constexpr int kMaxLocal = kMaxRecordRanks;
 static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(WindowEntry::ipc_handle));
 
-std::uint64_t host_identity() {
+std::string hostname() {
   char name[256] = {};
   ::gethostname(name, sizeof(name) - 1);
-  return std::hash<std::string>{}(name);
+  return name;
 }
 
 template <class Record>
@@ -75,6 +77,16 @@ class CudaWindow final : public SharedWindow {
     return it == local_ranks_.end() ? -1 : static_cast<int>(it - local_ranks_.begin());
   }
 
+  std::span<const ProxiedSend> proxied_sends(int rank) const override {
+    return proxied_ ? proxied_->sends(rank) : std::span<const ProxiedSend>{};
+  }
+  std::span<const ProxiedReceive> proxied_receives(int rank) const override {
+    return proxied_ ? proxied_->receives(rank) : std::span<const ProxiedReceive>{};
+  }
+  Status close() override {
+    return proxied_ && bootstrap_ ? proxied_->close(*bootstrap_) : Status{};
+  }
+
   int device_;
   int nranks_;
   std::vector<int> local_ranks_;
@@ -82,18 +94,24 @@ class CudaWindow final : public SharedWindow {
   std::vector<std::vector<void*>> peers_;  // [local index][rank]
   std::vector<std::size_t> bytes_;
   std::vector<void*> ipc_opened_;
+  // The connections to other hosts' ranks, and the rendezvous its closing meets at. Declared
+  // last, so that they go first: the proxy stops posting into the regions before they are freed.
+  std::shared_ptr<Bootstrap> bootstrap_;
+  std::unique_ptr<proxy::ProxiedWindow> proxied_;
 };
 
 class CudaTransport final : public Transport {
  public:
   CudaTransport(Mode mode, std::shared_ptr<Bootstrap> bootstrap, int nranks,
-                std::vector<int> local_ranks, int device)
+                std::vector<int> local_ranks, int device,
+                std::optional<CudaNetworkOptions> network = std::nullopt)
       : mode_(mode),
         bootstrap_(std::move(bootstrap)),
         nranks_(nranks),
         local_ranks_(std::move(local_ranks)),
         device_(device),
-        runtime_(make_cuda_runtime(device)) {}
+        runtime_(make_cuda_runtime(device)),
+        network_(std::move(network)) {}
 
   std::string_view name() const override {
     return mode_ == Mode::InProcess ? "in-process" : "cuda-ipc";
@@ -104,9 +122,23 @@ class CudaTransport final : public Transport {
   DeviceKind device_kind() const override { return DeviceKind::Cuda; }
   std::shared_ptr<DeviceRuntime> device_runtime() const override { return runtime_; }
   Status barrier() override { return bootstrap_->barrier(); }
+  Status async_error() const override { return proxy_ ? proxy_->failure() : Status{}; }
+  std::string locate(int rank) const override {
+    if (!proxy_ || rank < 0 || rank >= nranks_ || !who_.participants_cross(who_.me, owner_[static_cast<std::size_t>(rank)])) {
+      return {};
+    }
+    return fmt::format("{}, through the proxy over {}", who_.where(rank), network());
+  }
+  std::string network() const override { return proxy_ ? proxy_->describe() : std::string{}; }
+  std::string silent_hosts() const override { return proxy_ ? proxy_->silence() : std::string{}; }
 
-  PeerLink peer_link(int /*rank*/, int peer) const override {
+  PeerLink peer_link(int rank, int peer) const override {
     if (peer < 0 || peer >= nranks_ || owner_.empty()) return {LinkKind::Unknown, "no such rank"};
+    if (proxy_ && who_.crosses(rank, peer)) {
+      return {LinkKind::Network,
+              fmt::format("rank {} is on {}, through the proxy over {}", peer, who_.where(peer),
+                          network())};
+    }
     const ParticipantRecord& who =
         participants_[static_cast<std::size_t>(owner_[static_cast<std::size_t>(peer)])];
     const ParticipantRecord& me = participants_[static_cast<std::size_t>(bootstrap_->rank())];
@@ -127,14 +159,34 @@ class CudaTransport final : public Transport {
     mine.local_count = static_cast<std::int32_t>(local_ranks_.size());
     mine.pid = static_cast<std::uint64_t>(::getpid());
     mine.process = process_token();
-    mine.host = host_identity();
+    const std::string host = network_ ? network_->host : hostname();
+    mine.host = std::hash<std::string>{}(host);
+    host.copy(mine.host_name, sizeof(mine.host_name) - 1);
     const std::string bus = cuda_bus_id(device_);
     bus.copy(mine.bus_id, sizeof(mine.bus_id) - 1);
     std::copy(local_ranks_.begin(), local_ranks_.end(), mine.ranks);
     if (auto s = allgather_records(*bootstrap_, mine, participants_); !s.ok()) return s;
 
-    return check_participants(participants_, nranks_, bootstrap_->rank(), mode_ == Mode::InProcess,
-                              name(), owner_);
+    if (auto s = check_participants(participants_, nranks_, bootstrap_->rank(),
+                                    mode_ == Mode::InProcess, name(), owner_,
+                                    network_.has_value());
+        !s.ok()) {
+      return s;
+    }
+    if (!network_) return {};
+    // Ranks of other hosts are reached through the proxy; this host's by CUDA IPC.
+    who_.hosts.clear();
+    for (const ParticipantRecord& r : participants_) {
+      who_.hosts.emplace_back(r.host_name, strnlen(r.host_name, sizeof(r.host_name)));
+    }
+    who_.owner = owner_;
+    who_.me = bootstrap_->rank();
+    who_.every_process = false;
+    if (!who_.any_crossing()) return {};
+    auto started = proxy::Proxy::start(*bootstrap_, who_, runtime_, network_->proxy);
+    if (!started.ok()) return started.status();
+    proxy_ = std::move(started.value());
+    return {};
   }
 
   Result<std::unique_ptr<SharedWindow>> open_window(const WindowRequest& request) override {
@@ -185,8 +237,12 @@ class CudaTransport final : public Transport {
     }
     const ProcessToken& mine_process =
         participants_[static_cast<std::size_t>(bootstrap_->rank())].process;
-    for (std::size_t p = 0; p < all.size(); ++p) {
+    // Every participant opens the other processes' regions on its host (a failure there ends
+    // this participant alone: the others then wait in the proxy's exchange until it times out).
+    Status opened;
+    for (std::size_t p = 0; p < all.size() && opened.ok(); ++p) {
       const ParticipantRecord& who = participants_[p];
+      if (proxy_ && who_.participants_cross(who_.me, static_cast<int>(p))) continue;
       const bool same_process = who.process == mine_process;
       for (int e = 0; e < all[p].count && e < kMaxLocal; ++e) {
         const WindowEntry& entry = all[p].entries[e];
@@ -194,7 +250,10 @@ class CudaTransport final : public Transport {
         if (same_process) {
           address = reinterpret_cast<void*>(static_cast<std::uintptr_t>(entry.address));
           if (who.device != device_) {
-            if (auto s = enable_peer_access(who.device); !s.ok()) return s;
+            if (auto s = enable_peer_access(who.device); !s.ok()) {
+              opened = s;
+              break;
+            }
           }
         } else {
           cudaIpcMemHandle_t handle{};
@@ -202,12 +261,31 @@ class CudaTransport final : public Transport {
           if (const cudaError_t err =
                   cudaIpcOpenMemHandle(&address, handle, cudaIpcMemLazyEnablePeerAccess);
               err != cudaSuccess) {
-            return cuda_error(err,
-                              fmt::format("cudaIpcOpenMemHandle (region of rank {})", entry.rank));
+            opened = cuda_error(err,
+                                fmt::format("cudaIpcOpenMemHandle (region of rank {})", entry.rank));
+            break;
           }
           window->ipc_opened_.push_back(address);
         }
         for (auto& row : window->peers_) row[static_cast<std::size_t>(entry.rank)] = address;
+      }
+    }
+    if (!opened.ok()) return opened;
+    if (proxy_) {
+      // The ranks of other hosts: the proxy's ends of their connections, and their arrival
+      // tables in its memory.
+      std::vector<void*> regions;
+      for (const DeviceAllocation& allocation : window->allocations_) {
+        regions.push_back(allocation.get());
+      }
+      auto proxied = proxy_->open_window(*bootstrap_, request, regions);
+      if (!proxied.ok()) return proxied.status();
+      window->proxied_ = std::move(proxied.value());
+      window->bootstrap_ = bootstrap_;
+      for (int rank = 0; rank < nranks_; ++rank) {
+        if (void* table = window->proxied_->arrival_table(rank)) {
+          for (auto& row : window->peers_) row[static_cast<std::size_t>(rank)] = table;
+        }
       }
     }
     return std::unique_ptr<SharedWindow>(std::move(window));
@@ -240,11 +318,15 @@ class CudaTransport final : public Transport {
   int device_;
   std::shared_ptr<DeviceRuntime> runtime_;
   std::vector<ParticipantRecord> participants_;
+  std::optional<CudaNetworkOptions> network_;
+  proxy::Participants who_;  // hosts and owners, as the proxy sees them
+  std::shared_ptr<proxy::Proxy> proxy_;
   std::vector<int> owner_;
 };
 
 Result<std::shared_ptr<Transport>> make(Mode mode, std::shared_ptr<Bootstrap> bootstrap, int nranks,
-                                        std::vector<int> local_ranks, int device) {
+                                        std::vector<int> local_ranks, int device,
+                                        std::optional<CudaNetworkOptions> network = std::nullopt) {
   if (!bootstrap) return Status::error(ErrorCode::InvalidArgument, "transport: no bootstrap");
   if (nranks < 1) {
     return Status::error(ErrorCode::InvalidArgument, fmt::format("transport: {} ranks", nranks));
@@ -268,7 +350,8 @@ Result<std::shared_ptr<Transport>> make(Mode mode, std::shared_ptr<Bootstrap> bo
                          fmt::format("transport: device {} of {}", device, count));
   }
   auto transport = std::make_shared<CudaTransport>(mode, std::move(bootstrap), nranks,
-                                                   std::move(local_ranks), device);
+                                                   std::move(local_ranks), device,
+                                                   std::move(network));
   if (auto s = transport->introduce(); !s.ok()) return s;
   return std::shared_ptr<Transport>(std::move(transport));
 }
@@ -297,6 +380,15 @@ Result<std::shared_ptr<Transport>> make_ipc_transport(std::shared_ptr<Bootstrap>
                                                       int nranks, std::vector<int> local_ranks,
                                                       int device) {
   return make(Mode::Ipc, std::move(bootstrap), nranks, std::move(local_ranks), device);
+}
+
+Result<std::shared_ptr<Transport>> make_ipc_network_transport(std::shared_ptr<Bootstrap> bootstrap,
+                                                              int nranks,
+                                                              std::vector<int> local_ranks,
+                                                              int device,
+                                                              CudaNetworkOptions options) {
+  return make(Mode::Ipc, std::move(bootstrap), nranks, std::move(local_ranks), device,
+              std::move(options));
 }
 
 }  // namespace weft::gpu

@@ -34,6 +34,7 @@ struct ParticipantRecord {
   ProcessToken process{};
   std::uint64_t host = 0;
   char bus_id[32] = {};  // the participant's GPU, for the link between two participants
+  char host_name[64] = {};  // its host id (WEFT_HOSTID or the hostname), for the proxy
   std::int32_t ranks[kMaxRecordRanks] = {};
 };
 
@@ -52,11 +53,13 @@ struct WindowRecord {
   WindowEntry entries[kMaxRecordRanks];
 };
 
-// The participants' records, as participant `me` received them: well formed, one host, the same
-// rank count, within `in_process`'s one process when set, and each rank driven by exactly one
-// participant. Fills `owner` (rank → participant).
+// The participants' records, as participant `me` received them: well formed, one host (unless
+// `across_hosts`: a proxy reaches the others), the same rank count, within `in_process`'s one
+// process when set, and each rank driven by exactly one participant. Fills `owner` (rank →
+// participant).
 Status check_participants(std::span<const ParticipantRecord> records, int nranks, int me,
-                          bool in_process, std::string_view transport, std::vector<int>& owner);
+                          bool in_process, std::string_view transport, std::vector<int>& owner,
+                          bool across_hosts = false);
 
 // The window records: nobody failed, everyone loaded the same algorithm (`fingerprint`), and
 // each record holds exactly one entry per rank its sender drives (per `owner`) and none for
