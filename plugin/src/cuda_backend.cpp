@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "weft/gpu/communicator.h"
+#include "weft/gpu/cuda_network.h"
 #include "weft/gpu/options.h"
 #include "weft/gpu/transport.h"
 #include "weft_backend.h"
@@ -146,6 +147,9 @@ class CudaWeftSide final : public WeftSide {
   }
 
   gpu::Status async_error() const override { return comm_->async_error(); }
+  std::string network() const override { return network_; }
+
+  std::string network_;
 
  private:
   std::unique_ptr<gpu::Communicator> comm_;
@@ -170,17 +174,23 @@ class CudaBackend final : public WeftBackend {
   }
 
   gpu::Result<std::unique_ptr<WeftSide>> create(std::shared_ptr<gpu::Bootstrap> bootstrap,
-                                                int nranks, int rank, int device) override {
+                                                int nranks, int rank, int device,
+                                                const std::string& host) override {
     auto options = gpu::runtime_options_from_env(gpu::process_environment());
     if (!options.ok()) return options.status();
     DeviceScope scope(device);
     if (scope.status() != cudaSuccess) return cuda_failure("cudaSetDevice", scope.status());
-    auto transport = gpu::make_ipc_transport(std::move(bootstrap), nranks, {rank}, device);
+    gpu::CudaNetworkOptions network;
+    network.host = host;
+    auto transport =
+        gpu::make_ipc_network_transport(std::move(bootstrap), nranks, {rank}, device, network);
     if (!transport.ok()) return transport.status();
+    const std::string across = transport.value()->network();
     auto comm = gpu::Communicator::create(std::move(transport).value(), options.value());
     if (!comm.ok()) return comm.status();
-    return std::unique_ptr<WeftSide>(
-        std::make_unique<CudaWeftSide>(std::move(comm).value(), device));
+    auto side = std::make_unique<CudaWeftSide>(std::move(comm).value(), device);
+    side->network_ = across;
+    return std::unique_ptr<WeftSide>(std::move(side));
   }
 };
 

@@ -15,6 +15,7 @@
 
 #include <nccl.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -152,6 +153,8 @@ class Shim {
   // Standalone ids this process has joined with, and as which rank: an id serves one
   // communicator, so a rank joining again with it is refused (its secret may have been seen).
   std::vector<std::pair<gpu::RendezvousSecret, int>> joined_ids_;
+  // Whether the failure to reach other hosts was already said at WARN (it is said once).
+  std::atomic<bool> cross_host_warned_{false};
 };
 
 ncclResult_t to_nccl_result(gpu::ErrorCode code);

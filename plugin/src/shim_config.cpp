@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "weft/gpu/bootstrap.h"
+#include "weft/proxy/participants.h"
 
 namespace weft::plugin {
 
@@ -84,6 +85,29 @@ ShimConfig shim_config_from_env(const Environment& env) {
   config.algorithm_dirs = read_list(env, "WEFT_ALGO_DIR", "MSCCL_ALGO_DIR");
   config.xml_files = read_list(env, "WEFT_XML_FILES", "MSCCL_XML_FILES");
   if (const char* value = env("WEFT_NCCL_LIB")) config.nccl_library = value;
+  auto host = proxy::host_id([&env](const char* name) -> const char* { return env(name); });
+  if (host.ok()) {
+    config.host_id = host.value();
+  } else {
+    config.host_id = proxy::host_id([](const char*) -> const char* { return nullptr; }).value();
+    config.problems.push_back(
+        fmt::format("{}; using the hostname '{}'", host.status().message, config.host_id));
+  }
+  if (const char* value = env("WEFT_DEVICE")) {
+    const std::string_view device(value);
+    if (device == "host") {
+      config.host_device = true;
+    } else if (device != "cuda" && !device.empty()) {
+      config.problems.push_back(
+          fmt::format("WEFT_DEVICE='{}' is neither cuda nor host; using cuda", value));
+    }
+    if (config.host_device && !config.standalone) {
+      config.host_device = false;
+      config.problems.push_back(
+          "WEFT_DEVICE=host applies to standalone mode only (WEFT_STANDALONE=1); NCCL's "
+          "communicators need their GPUs: using cuda");
+    }
+  }
   if (const char* value = env("WEFT_TUNER_CONFIG")) config.tuner_config = value;
   return config;
 }

@@ -17,7 +17,10 @@ Shim& Shim::process() {
     } else {
       nccl = resolve_nccl(config.nccl_library);
     }
-    return new Shim(std::move(config), std::move(nccl), make_cuda_backend());
+    // Host mode (standalone, WEFT_DEVICE=host) runs the kernels on CPU threads.
+    std::unique_ptr<WeftBackend> backend =
+        config.host_device ? make_host_backend() : make_cuda_backend();
+    return new Shim(std::move(config), std::move(nccl), std::move(backend));
   }();
   return *shim;
 }

@@ -4,12 +4,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "shim.h"
 #include "shim_records.h"
+#include "weft/plugin/host_layout.h"
+#include "weft/proxy/participants.h"
 
 namespace weft::plugin {
 
@@ -34,16 +39,34 @@ void agree(gpu::Bootstrap& bootstrap, std::vector<std::uint8_t>& flags) {
   }
 }
 
+// Every rank's host id, by one exchange; nothing when the exchange fails (then no Weft side,
+// alike on every rank).
+std::optional<std::vector<std::string>> gather_hosts(gpu::Bootstrap& bootstrap,
+                                                     const std::string& host) {
+  constexpr std::size_t kField = proxy::kMaxHostIdLength + 1;
+  std::vector<std::byte> records(kField * static_cast<std::size_t>(bootstrap.size()));
+  std::memcpy(records.data() + kField * static_cast<std::size_t>(bootstrap.rank()), host.data(),
+              std::min(host.size(), kField - 1));
+  if (!bootstrap.allgather(records, kField).ok()) return std::nullopt;
+  std::vector<std::string> hosts;
+  for (int r = 0; r < bootstrap.size(); ++r) {
+    const char* field = reinterpret_cast<const char*>(records.data()) +
+                        kField * static_cast<std::size_t>(r);
+    hosts.emplace_back(field, ::strnlen(field, kField - 1));
+  }
+  return hosts;
+}
+
 }  // namespace
 
 void Shim::attach_weft(CommRecord& record, std::shared_ptr<gpu::Bootstrap> bootstrap) {
-  std::vector<const ir::Algorithm*> candidates;
+  std::vector<const CatalogEntry*> sized;
   for (const CatalogEntry& entry : catalog_.entries) {
-    if (entry.algorithm.ngpus == record.nranks) candidates.push_back(&entry.algorithm);
+    if (entry.algorithm.ngpus == record.nranks) sized.push_back(&entry);
   }
   const std::string who = fmt::format("communicator {} rank {}/{}", fmt::ptr(record.handle),
                                       record.rank, record.nranks);
-  if (candidates.empty()) {
+  if (sized.empty()) {
     record.no_weft_reason = fmt::format("no loaded algorithm is for {} ranks", record.nranks);
     logger_.info("{}: {}; its collectives go to NCCL", who, record.no_weft_reason);
     return;
@@ -52,16 +75,55 @@ void Shim::attach_weft(CommRecord& record, std::shared_ptr<gpu::Bootstrap> boots
     record.no_weft_reason = "the bootstrap for its Weft side could not be made";
     return;
   }
-  auto side = backend_->create(bootstrap, record.nranks, record.rank, record.device);
-  std::vector<std::uint8_t> created{static_cast<std::uint8_t>(side.ok() ? 1 : 0)};
-  if (!side.ok()) logger_.warn("{}: Weft communicator not created: {}", who, side.status().str());
-  agree(*bootstrap, created);
-  if (created[0] == 0) {
-    record.no_weft_reason = "the Weft communicator could not be created on every rank";
+  // Where the ranks are (every rank learns the same), and which algorithms were written so.
+  const auto hosts = gather_hosts(*bootstrap, config_.host_id);
+  if (!hosts) {
+    record.no_weft_reason = "its ranks' hosts could not be exchanged";
     logger_.warn("{}: {}; its collectives go to NCCL", who, record.no_weft_reason);
     return;
   }
+  const HostLayout layout = host_layout(*hosts);
+  std::vector<const ir::Algorithm*> candidates;
+  for (const CatalogEntry* entry : sized) {
+    if (auto why = placement_mismatch(entry->algorithm, layout)) {
+      logger_.info("{}: algorithm '{}' ({}) is not for this communicator: {}", who,
+                   entry->algorithm.name, entry->algorithm.source, *why);
+      continue;
+    }
+    candidates.push_back(&entry->algorithm);
+  }
+  if (candidates.empty()) {
+    record.no_weft_reason =
+        fmt::format("no loaded algorithm for {} ranks is written for {}", record.nranks,
+                    layout.describe());
+    logger_.info("{}: {}; its collectives go to NCCL", who, record.no_weft_reason);
+    return;
+  }
+  auto side = backend_->create(bootstrap, record.nranks, record.rank, record.device,
+                               config_.host_id);
+  std::vector<std::uint8_t> created{static_cast<std::uint8_t>(side.ok() ? 1 : 0)};
+  if (!side.ok()) {
+    // Across hosts a missing network (no UCX in this build or on this machine) is said once per
+    // process, not for every communicator.
+    const bool across = layout.count() > 1;
+    if (!across || !cross_host_warned_.exchange(true)) {
+      logger_.warn("{}: Weft communicator not created: {}{}", who, side.status().str(),
+                   across ? "; calls of communicators that span hosts go to NCCL" : "");
+    } else {
+      logger_.info("{}: Weft communicator not created: {}", who, side.status().str());
+    }
+  }
+  agree(*bootstrap, created);
+  if (created[0] == 0) {
+    record.no_weft_reason = "the Weft communicator could not be created on every rank";
+    logger_.info("{}: {}; its collectives go to NCCL", who, record.no_weft_reason);
+    return;
+  }
   std::unique_ptr<WeftSide> weft = std::move(side).value();
+  if (layout.count() > 1) {
+    logger_.info("{}: ranks on {}; across hosts: the proxy, {}", who, layout.describe(),
+                 weft->network());
+  }
   std::vector<int> handles(candidates.size(), -1);
   std::vector<std::uint8_t> loaded(candidates.size(), 0);
   for (std::size_t k = 0; k < candidates.size(); ++k) {

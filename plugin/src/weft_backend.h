@@ -34,6 +34,9 @@ class WeftSide {
                           cudaStream_t stream) = 0;
   // The first failure inside a kernel (a wait that timed out); success while there is none.
   virtual gpu::Status async_error() const = 0;
+  // What carries the calls to ranks on other hosts ("UCX 1.13.1 over tcp"); empty when every
+  // rank shares this one.
+  virtual std::string network() const { return {}; }
 };
 
 class WeftBackend {
@@ -44,13 +47,18 @@ class WeftBackend {
   // A bootstrap whose allgather is the real NCCL's ncclAllGather on `comm` (through `nccl`).
   virtual gpu::Result<std::shared_ptr<gpu::Bootstrap>> nccl_bootstrap(
       ncclComm_t comm, int rank, int nranks, int device, const NcclFunctions& nccl) = 0;
-  // Collective: the Weft communicator of `rank` among `nranks`, sharing memory by CUDA IPC
-  // through handles exchanged over `bootstrap`.
+  // Collective: the Weft communicator of `rank` among `nranks`, sharing memory with the ranks
+  // of its host (CUDA IPC, handles exchanged over `bootstrap`) and reaching those of other hosts
+  // through the proxy (docs/architecture.md §6). `host` is this process's host id.
   virtual gpu::Result<std::unique_ptr<WeftSide>> create(std::shared_ptr<gpu::Bootstrap> bootstrap,
-                                                        int nranks, int rank, int device) = 0;
+                                                        int nranks, int rank, int device,
+                                                        const std::string& host) = 0;
 };
 
 // The real one, on weft::gpu::Communicator (built only with CUDA).
 std::unique_ptr<WeftBackend> make_cuda_backend();
+// Host mode (standalone with WEFT_DEVICE=host): the application's buffers are host memory, the
+// kernels run on CPU threads, and every other process is reached through the proxy.
+std::unique_ptr<WeftBackend> make_host_backend();
 
 }  // namespace weft::plugin

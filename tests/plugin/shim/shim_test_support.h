@@ -29,6 +29,11 @@ struct BackendEvents {
   // Calls of at least this count are refused by the runtime's own check (its plan does not fit).
   std::size_t refuse_count_from = std::numeric_limits<std::size_t>::max();
   std::atomic<int> plans{0};  // calls the runtime was asked to plan
+  std::string host;           // the host id the last side was created with
+  void set_host(const std::string& h) {
+    std::lock_guard lock(mutex);
+    host = h;
+  }
   void add(std::string event) {
     std::lock_guard lock(mutex);
     events.push_back(std::move(event));
@@ -118,8 +123,10 @@ class RecordingBackend final : public WeftBackend {
     return std::shared_ptr<gpu::Bootstrap>(std::make_shared<EchoBootstrap>(rank, nranks));
   }
   gpu::Result<std::unique_ptr<WeftSide>> create(std::shared_ptr<gpu::Bootstrap>, int nranks,
-                                                int rank, int device) override {
+                                                int rank, int device,
+                                                const std::string& host) override {
     events_->add(fmt::format("create rank {}/{} device {}", rank, nranks, device));
+    events_->set_host(host);
     return std::unique_ptr<WeftSide>(std::make_unique<RecordingSide>(events_, rank));
   }
 

@@ -32,6 +32,12 @@ struct ShimConfig {
   std::vector<std::string> algorithm_dirs;
   std::vector<std::string> xml_files;
   std::string nccl_library;  // WEFT_NCCL_LIB: the libnccl to forward to instead of RTLD_NEXT
+  // WEFT_HOSTID (as NCCL_HOSTID), else the machine's hostname: processes with the same id share
+  // a host; a communicator whose ranks span hosts reaches the others through the proxy.
+  std::string host_id;
+  // WEFT_DEVICE=host, standalone only: the kernels run on CPU threads over the application's
+  // host buffers (host mode), for NCCL programs tested on a machine without a GPU.
+  bool host_device = false;
   std::string tuner_config;  // WEFT_TUNER_CONFIG: CSV for the tuner plugin
   // Values that could not be understood, each naming the variable, its value and what was
   // assumed instead. Reported as warnings; never fatal, the application must still run.
