@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <charconv>
@@ -39,10 +40,14 @@ constexpr std::uint64_t kRefused = ~std::uint64_t{0};
 // Instead of a record length: rank 0 gave up; a message of at most kMaxAbortBytes follows.
 constexpr std::uint64_t kAborted = ~std::uint64_t{1};
 constexpr std::uint32_t kMaxAbortBytes = 4096;
-// Connections rank 0 greets at once. A flood beyond this evicts the oldest connection that has
-// said nothing (a participant answers rank 0's nonce within a round trip), so that rank 0 never
-// runs out of descriptors for the real ranks and a wait over all of them stays short.
+// Connections rank 0 greets at once. While that many are being greeted rank 0 accepts no more
+// (the rest wait in the listener's queue, in the order they came, and hold no descriptor of
+// rank 0's), and a connection that has not given its whole hello within kGreetingGrace makes
+// room: a participant answers rank 0's nonce within a round trip. A connection is never evicted
+// sooner, so that a real rank accepted in the middle of a flood keeps its place until its answer
+// has been read, and a flood only makes the queue longer.
 constexpr std::size_t kMaxGreetings = 128;
+constexpr auto kGreetingGrace = std::chrono::milliseconds(250);
 // Dropped connections logged one by one; after these, one line per interval with their count.
 constexpr int kDropsLoggedEach = 5;
 constexpr auto kDropLogInterval = std::chrono::seconds(1);
@@ -284,11 +289,11 @@ class Greeting {
   void evict(std::size_t greeting) {
     dropped_ = fmt::format(
         "evicted after {} ms: {} connections were being greeted at once (the most rank 0 greets) "
-        "and it had {}",
+        "and it had {} within {} ms",
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                               accepted_)
             .count(),
-        greeting, silent() ? "said nothing" : "not finished its hello");
+        greeting, silent() ? "said nothing" : "not finished its hello", kGreetingGrace.count());
   }
 
   detail::Admission finish() {
@@ -461,9 +466,15 @@ Status introduce(Socket& socket, const SocketBootstrapOptions& options, Deadline
     return Status::error(ErrorCode::SystemError, "libcrypto could not compute the proof");
   }
   hello.proof = *proof;
-  if (auto s = socket.send_all(bytes_of(hello), deadline, peer_name(0)); !s.ok()) return s;
+  // From here a closed connection may be rank 0 making room in a flood (or a process that is not
+  // this job's rank 0): the caller tries again until its deadline.
+  if (auto s = socket.send_all(bytes_of(hello), deadline, peer_name(0)); !s.ok()) {
+    if (retry != nullptr) *retry = true;
+    return s;
+  }
   Proof root_proof{};
   if (auto s = socket.recv_all(bytes_of(root_proof), deadline, peer_name(0)); !s.ok()) {
+    if (retry != nullptr) *retry = true;
     return Status::error(s.code,
                          fmt::format("the process at {} did not admit rank {}: it is not this "
                                      "job's rank 0, or this rank's id is of another job ({})",
@@ -548,17 +559,23 @@ Result<std::unique_ptr<Bootstrap>> start_root(const SocketBootstrapOptions& opti
     }
     Deadline wake = deadline;
     bool expired = false;
+    const bool full = greetings.size() >= kMaxGreetings;
     for (Greeting& greeting : greetings) {
       if (now >= greeting.deadline()) {
         greeting.expire();
         expired = true;
+      } else if (full && now >= greeting.accepted() + kGreetingGrace) {
+        // Its hello, had it sent one, was read in an earlier round: room for the queue.
+        greeting.evict(greetings.size());
+        expired = true;
       }
       wake = earlier(wake, greeting.deadline());
+      if (full) wake = earlier(wake, greeting.accepted() + kGreetingGrace);
     }
     if (expired) continue;
-    // One wait for the listener and every connection being greeted.
-    const bool listening = now >= accept_again;
-    if (!listening) wake = earlier(wake, accept_again);
+    // One wait for the listener (while there is room) and every connection being greeted.
+    const bool listening = now >= accept_again && !full;
+    if (now < accept_again) wake = earlier(wake, accept_again);
     std::vector<pollfd> waiting;
     waiting.push_back({listener.value().fd(), static_cast<short>(listening ? POLLIN : 0), 0});
     for (const Greeting& greeting : greetings) waiting.push_back({greeting.fd(), POLLIN, 0});
@@ -567,23 +584,11 @@ Result<std::unique_ptr<Bootstrap>> start_root(const SocketBootstrapOptions& opti
       if (waiting[k + 1].revents != 0) greetings[k].read();
     }
     if (!listening || waiting[0].revents == 0) continue;
-    // Every connection waiting to be accepted, without waiting for more.
-    for (;;) {
+    // The connections waiting to be accepted, as many as there is room for, without waiting
+    // for more.
+    while (greetings.size() < kMaxGreetings) {
       detail::Accepted accepted = detail::accept_pending(listener.value());
       if (accepted.socket.valid()) {
-        if (greetings.size() >= kMaxGreetings) {
-          // Room for this one: the oldest that has said nothing goes (else the oldest).
-          auto oldest = greetings.begin();
-          for (auto it = greetings.begin(); it != greetings.end(); ++it) {
-            if (it->silent() != oldest->silent() ? it->silent()
-                                                 : it->accepted() < oldest->accepted()) {
-              oldest = it;
-            }
-          }
-          oldest->evict(greetings.size());
-          drops.dropped(oldest->finish().dropped);
-          greetings.erase(oldest);
-        }
         greetings.emplace_back(std::move(accepted.socket), options);
         continue;
       }
@@ -623,16 +628,25 @@ Result<std::unique_ptr<Bootstrap>> start_peer(const SocketBootstrapOptions& opti
     return Status::error(s.code,
                          fmt::format("socket bootstrap, rank {}: {}", options.rank, s.message));
   };
+  int closed = 0;
   for (;;) {
     auto socket = detail::connect_to(options.root, deadline);
     if (!socket.ok()) return failed(socket.status());
     bool retry = false;
     const Status introduced = detail::introduce(socket.value(), options, deadline, &retry);
     if (!introduced.ok()) {
-      // Closed before rank 0 said a word: it was out of room during a flood. Again, briefly.
+      // Closed before rank 0's proof: it made room during a flood (or is not this job's rank
+      // 0, which the deadline then says). Again, backing off a little each time.
       if (retry && std::chrono::steady_clock::now() + std::chrono::milliseconds(20) < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        ++closed;
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(10 * closed, 200)));
         continue;
+      }
+      if (closed > 0) {
+        return failed(Status::error(
+            introduced.code, fmt::format("{} (after {} connections closed before rank 0's "
+                                         "proof: a flood at rank 0, or not this job's rank 0)",
+                                         introduced.message, closed)));
       }
       return failed(introduced);
     }
