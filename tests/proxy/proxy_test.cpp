@@ -86,14 +86,14 @@ TEST_CASE("Proxy layout: every crossing connection has its stages, apart, aligne
       spans.push_back({word, word + 128});
     }
     spans.push_back({s.descriptors, s.descriptors + 8 * 8});
-    spans.push_back({s.outgoing, s.outgoing + 8 * kWireDescriptorBytes});
+    spans.push_back({s.outgoing, s.outgoing + 8 * kWireEntryBytes});
   }
   for (const ReceiveStage& r : a.receives) {
     CHECK(r.landing != r.fifo);
     spans.push_back({r.fifo, r.fifo + fifo});
     spans.push_back({r.landing, r.landing + fifo});
     for (std::size_t word : {r.tail, r.head, r.ack_source}) spans.push_back({word, word + 128});
-    spans.push_back({r.inbox, r.inbox + 8 * kWireDescriptorBytes});
+    spans.push_back({r.inbox, r.inbox + 8 * kWireEntryBytes});
   }
   for (int remote : a.remote_ranks) spans.push_back({a.arrival_out(remote), a.arrival_out(remote) + 32});
   for (int local : a.local_ranks) {
@@ -169,6 +169,36 @@ TEST_CASE("Wire descriptors: read only whole and only as announced; anything els
   CHECK_THAT(refused(make_descriptor(6, ir::Connection{3, 4, 1}, 2, 10)),
              Catch::Contains("names channel 3, rank 4 → rank 1 instead"));
   CHECK_THAT(refused(make_descriptor(7, c, 2, 10)), Catch::Contains("neither message 6's"));
+}
+
+TEST_CASE("Wire entries: a small message inline, an acknowledgement on the way back", "[proxy]") {
+  const ir::Connection c{0, 2, 5};
+  // Message 9 of 37 bytes, inline, in slot 1 of 4; it carries the head 70 of the receiver's
+  // send position 3.
+  WireEntry entry;
+  entry.descriptor = make_descriptor(9, c, 1, 37, true);
+  piggyback(entry.descriptor, 9, 3, 70);
+  std::vector<std::byte> payload(37);
+  for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::byte>(i * 7);
+  pack_inline(entry, 9, payload);
+  auto read = read_descriptor(entry.descriptor, 9, c, 4, 4096);
+  REQUIRE(read.ok());
+  REQUIRE(read.value());
+  CHECK(read.value()->inline_payload);
+  CHECK(read.value()->acknowledged_send == 3);
+  CHECK(read.value()->head == 70);
+  std::vector<std::byte> out(37);
+  CHECK(unpack_inline(entry.payload, 9, 37, out.data()));
+  CHECK(out == payload);
+  // A word of the payload still of another message: not yet.
+  entry.payload[5] = 0;
+  CHECK_FALSE(unpack_inline(entry.payload, 9, 37, out.data()));
+  // Without piggyback, no acknowledgement; more inline bytes than an entry holds: refused.
+  auto plain = read_descriptor(make_descriptor(9, c, 1, 37, true), 9, c, 4, 4096);
+  CHECK(plain.value()->acknowledged_send == -1);
+  auto big = read_descriptor(make_descriptor(9, c, 1, 300, true), 9, c, 4, 4096);
+  REQUIRE_FALSE(big.ok());
+  CHECK_THAT(big.status().message, Catch::Contains("300 inline bytes; an entry holds 256"));
 }
 
 TEST_CASE("Peer records: what a proxy sends at connect reads back; a cut one is refused",

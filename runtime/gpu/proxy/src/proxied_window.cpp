@@ -234,6 +234,8 @@ Result<std::unique_ptr<ProxiedWindow>> Proxy::open_window(gpu::Bootstrap& bootst
     receive.peer = who.owner[static_cast<std::size_t>(stage.connection.sender)];
     receive.memory = memory_of(stage.connection.sender);
     receive.ack_inbox = other->ack_inbox;
+    receive.ack_position =
+        static_cast<int>(other - layout_of(stage.connection.sender).sends.data());
     state->receives.push_back(receive);
     gpu::ProxiedReceive endpoint;
     endpoint.channel = stage.connection.channel;

@@ -315,10 +315,11 @@ std::string Proxy::silence() const {
 
 void Proxy::run() {
   using Clock = std::chrono::steady_clock;
-  // Spin while there is traffic; after a while without any, yield, and after longer, sleep a
-  // little, so that an idle communicator does not hold a core (the first message after a long
-  // pause then waits up to the sleep).
-  constexpr auto kYieldAfter = std::chrono::microseconds(200);
+  // A pass that found nothing to do yields the core (at once: where cores are few, a spinning
+  // proxy holds up the very threads it waits for, the engine's peer among them, for a whole
+  // time slice; where they are many, a yield costs a microsecond), and after a long quiet
+  // spell the thread sleeps a little, so that an idle communicator does not hold a core (the
+  // first message after a long pause then waits up to the sleep).
   constexpr auto kSleepAfter = std::chrono::milliseconds(50);
   constexpr auto kSleep = std::chrono::microseconds(50);
   // Peers' failures are looked at this often: a lost connection is noticed within it.
@@ -377,11 +378,9 @@ void Proxy::run() {
       last_busy = Clock::now();
       continue;
     }
-    if (iteration % 64 != 0) continue;
-    const auto idle = Clock::now() - last_busy;
-    if (idle > kSleepAfter) {
+    if (iteration % 64 == 0 && Clock::now() - last_busy > kSleepAfter) {
       std::this_thread::sleep_for(kSleep);
-    } else if (idle > kYieldAfter) {
+    } else {
       std::this_thread::yield();
     }
   }

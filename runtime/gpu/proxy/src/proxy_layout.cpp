@@ -91,7 +91,7 @@ ProxyLayout layout_proxy(std::span<const gpu::RegionLayout> layouts, std::span<c
   const auto depth = static_cast<std::size_t>(layout.depth);
   const std::size_t fifo_bytes = align_up(layout.slot_bytes * depth, kFifoAlignment);
   const std::size_t words = align_up(depth * 8, kLine);
-  const std::size_t wire = align_up(depth * kWireDescriptorBytes, kLine);
+  const std::size_t wire = align_up(depth * kWireEntryBytes, kLine);
   std::size_t offset = 0;
   // The FIFOs first, on their alignment; then the counters, a line each.
   for (SendStage& stage : layout.sends) {

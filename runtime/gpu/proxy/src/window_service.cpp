@@ -1,6 +1,7 @@
 // What the proxy's thread does for one window on each pass (window_state.h, proxy.h).
 #include <atomic>
 #include <cstring>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -102,6 +103,7 @@ Status WindowState::forward(Engine& engine, Send& send, bool& busy) {
                                        bytes, k, connection_text(stage.connection),
                                        mine.slot_bytes));
     }
+    if (bytes <= kInlinePayload) continue;  // it travels in its entry, below
     const std::size_t at = static_cast<std::size_t>(slot) * mine.slot_bytes;
     if (Status s = engine.put(send.memory, send.landing + at, host(stage.fifo + at),
                               static_cast<std::size_t>(bytes));
@@ -109,16 +111,45 @@ Status WindowState::forward(Engine& engine, Send& send, bool& busy) {
       return towards(s, send.peer, stage.connection.receiver);
     }
   }
+  // The entries, in order: a small message whole in its own (one put, which needs no fence:
+  // nothing it carries waits for an earlier put), the others' descriptors after a fence (the
+  // first of them a signal: it lands after every message put above).
+  bool fenced = false;
   for (std::uint64_t k = first; k < posted; ++k) {
     const std::uint64_t slot = k % depth;
-    auto* descriptor = reinterpret_cast<WireDescriptor*>(
-        host(stage.outgoing + static_cast<std::size_t>(slot) * kWireDescriptorBytes));
-    *descriptor = make_descriptor(k, stage.connection, static_cast<std::uint32_t>(slot),
-                                  static_cast<std::uint32_t>(host_word(stage.descriptors)[slot]));
-    if (tamper) tamper(*descriptor);
-    const std::size_t target = send.inbox + static_cast<std::size_t>(slot) * kWireDescriptorBytes;
-    Status s = k == first ? engine.signal(send.memory, target, descriptor, sizeof(*descriptor))
-                          : engine.put(send.memory, target, descriptor, sizeof(*descriptor));
+    const auto bytes = static_cast<std::uint32_t>(host_word(stage.descriptors)[slot]);
+    const bool inline_payload = bytes <= kInlinePayload;
+    const std::size_t offset = static_cast<std::size_t>(slot) * kWireEntryBytes;
+    auto* entry = reinterpret_cast<WireEntry*>(host(stage.outgoing + offset));
+    entry->descriptor = make_descriptor(k, stage.connection, static_cast<std::uint32_t>(slot),
+                                        bytes, inline_payload);
+    if (inline_payload) {
+      const std::size_t at = static_cast<std::size_t>(slot) * mine.slot_bytes;
+      pack_inline(*entry, k,
+                  std::span<const std::byte>(reinterpret_cast<const std::byte*>(host(stage.fifo + at)),
+                                             bytes));
+    }
+    // An acknowledgement owed to the same peer goes along instead of in a put of its own.
+    for (Receive& receive : receives) {
+      if (receive.peer != send.peer) continue;
+      const std::uint64_t head = acquire(host_word(receive.stage->head));
+      if (head == receive.acknowledged || head > receive.delivered) continue;
+      piggyback(entry->descriptor, k, receive.ack_position, head);
+      receive.acknowledged = head;
+      receive.ack_waited = false;
+      break;
+    }
+    if (tamper) tamper(entry->descriptor);
+    const std::size_t target = send.inbox + offset;
+    Status s;
+    if (inline_payload) {
+      s = engine.put(send.memory, target, entry, inline_entry_bytes(bytes));
+    } else if (!fenced) {
+      s = engine.signal(send.memory, target, entry, sizeof(WireDescriptor));
+      fenced = true;
+    } else {
+      s = engine.put(send.memory, target, entry, sizeof(WireDescriptor));
+    }
     if (!s.ok()) return towards(s, send.peer, stage.connection.receiver);
   }
   send.forwarded = posted;
@@ -128,16 +159,22 @@ Status WindowState::forward(Engine& engine, Send& send, bool& busy) {
 
 // The receiver's head, put here by its proxy, becomes the kernel's head.
 Status WindowState::raise_head(Send& send, bool& busy) {
+  return apply_acknowledgement(send, acquire(host_word(send.stage->ack_inbox)),
+                               send.stage->connection.receiver, busy);
+}
+
+// An older head than one already applied (the word and the descriptors race) changes nothing;
+// one beyond what was sent is refused.
+Status WindowState::apply_acknowledgement(Send& send, std::uint64_t head, int peer_rank,
+                                          bool& busy) {
   const SendStage& stage = *send.stage;
-  const std::uint64_t head = acquire(host_word(stage.ack_inbox));
-  if (head == send.acknowledged) return {};
-  if (head < send.acknowledged || head > send.forwarded) {
+  if (head <= send.acknowledged) return {};
+  if (head > send.forwarded) {
     return Status::error(
         ErrorCode::SystemError,
-        fmt::format("{} acknowledged {} messages on {}, of which {} were sent and {} "
-                    "acknowledged before; refused",
-                    peer_name(send.peer, stage.connection.receiver), head,
-                    connection_text(stage.connection), send.forwarded, send.acknowledged));
+        fmt::format("{} acknowledged {} messages on {}, of which {} were sent; refused",
+                    peer_name(send.peer, peer_rank), head, connection_text(stage.connection),
+                    send.forwarded));
   }
   release(host_word(stage.head), head);
   send.acknowledged = head;
@@ -154,9 +191,9 @@ Status WindowState::deliver(Receive& receive, bool& busy) {
     const std::uint64_t k = receive.delivered;
     const std::uint64_t slot = k % depth;
     const auto* entry = host_word(stage.inbox + static_cast<std::size_t>(slot) *
-                                                    kWireDescriptorBytes);
+                                                    kWireEntryBytes);
     WireDescriptor seen;
-    for (int w = 0; w < 4; ++w) seen.words[w] = acquire(entry + w);
+    for (int w = 0; w < 6; ++w) seen.words[w] = acquire(entry + w);
     auto announced = read_descriptor(seen, k, stage.connection, mine.depth, mine.slot_bytes);
     if (!announced.ok()) {
       return Status::error(
@@ -169,6 +206,19 @@ Status WindowState::deliver(Receive& receive, bool& busy) {
     if (!announced.value()) return {};
     const std::size_t bytes = announced.value()->bytes;
     const std::size_t at = static_cast<std::size_t>(slot) * mine.slot_bytes;
+    const char* landed = host(stage.landing + at);
+    alignas(8) std::byte small[kInlinePayload];
+    if (announced.value()->inline_payload) {
+      std::uint64_t words[kInlineWords];
+      const std::size_t count = (bytes + 3) / 4;
+      for (std::size_t w = 0; w < count; ++w) words[w] = acquire(entry + 6 + w);
+      if (!unpack_inline(std::span<const std::uint64_t>(words, count), k, bytes, small)) {
+        return {};  // its words are still landing
+      }
+      landed = reinterpret_cast<const char*>(small);
+      // Simple reads the slot only after its tail: a plain copy. LL and LL128 below.
+      if (!mine.lands_apart) std::memcpy(host(stage.fifo + at), small, bytes);
+    }
     if (mine.lands_apart) {
       const std::size_t line = protocol == ir::Protocol::LL128
                                    ? gpu::device::kLL128LineWords * 8
@@ -181,7 +231,7 @@ Status WindowState::deliver(Receive& receive, bool& busy) {
                         peer_name(receive.peer, stage.connection.sender), k,
                         connection_text(stage.connection), bytes, line));
       }
-      const auto* from = reinterpret_cast<const std::uint64_t*>(host(stage.landing + at));
+      const auto* from = reinterpret_cast<const std::uint64_t*>(landed);
       auto* to = reinterpret_cast<std::uint64_t*>(host(stage.fifo + at));
       const std::size_t words = bytes / 8;
       if (protocol == ir::Protocol::LL128) {
@@ -201,6 +251,29 @@ Status WindowState::deliver(Receive& receive, bool& busy) {
     release(host_word(stage.tail), k + 1);
     receive.delivered = k + 1;
     busy = true;
+    if (const int position = announced.value()->acknowledged_send; position >= 0) {
+      // The piggybacked head: of one of this participant's sends to the same peer.
+      if (static_cast<std::size_t>(position) >= sends.size() ||
+          sends[static_cast<std::size_t>(position)].peer != receive.peer) {
+        return Status::error(
+            ErrorCode::SystemError,
+            fmt::format("{} acknowledged on a descriptor a connection it does not receive on "
+                        "(position {}); refused",
+                        peer_name(receive.peer, stage.connection.sender), position));
+      }
+      Send& send = sends[static_cast<std::size_t>(position)];
+      // The head modulo 2^32, within a FIFO's depth of what was acknowledged (either way: a
+      // word put since may have brought a newer one): made whole; an older one changes nothing.
+      const auto ahead = static_cast<std::int32_t>(
+          announced.value()->head - static_cast<std::uint32_t>(send.acknowledged));
+      if (ahead > 0) {
+        const std::uint64_t head = send.acknowledged + static_cast<std::uint64_t>(ahead);
+        if (Status s = apply_acknowledgement(send, head, stage.connection.sender, busy);
+            !s.ok()) {
+          return s;
+        }
+      }
+    }
   }
 }
 
@@ -209,6 +282,14 @@ Status WindowState::acknowledge(Engine& engine, Receive& receive, bool& busy) {
   const ReceiveStage& stage = *receive.stage;
   const std::uint64_t head = acquire(host_word(stage.head));
   if (head == receive.acknowledged) return {};
+  // A pass's grace: the kernel that consumed a message often posts one back to the same peer
+  // at once, and the acknowledgement then rides on its descriptor (forward).
+  if (!receive.ack_waited) {
+    receive.ack_waited = true;
+    busy = true;
+    return {};
+  }
+  receive.ack_waited = false;
   if (head < receive.acknowledged || head > receive.delivered) {
     return Status::error(ErrorCode::InternalError,
                          fmt::format("proxy: the kernel acknowledged {} messages on {} with {} "

@@ -33,8 +33,10 @@ struct WindowState {
     int peer = -1;    // the sender's participant
     int memory = -1;  // the sender's proxy memory
     std::size_t ack_inbox = 0;  // in the sender's proxy memory
+    int ack_position = -1;      // the connection in the sender's ProxyLayout::sends
     std::uint64_t delivered = 0;  // messages whose tail (or lines) are raised
     std::uint64_t acknowledged = 0;  // the head as last forwarded
+    bool ack_waited = false;  // a new head was seen a pass ago and is still to go
   };
   // Local rank `local`'s arrival word for remote rank `remote` (written by the kernel into the
   // table for `remote`), forwarded to the arrival table of `remote`'s participant.
@@ -92,6 +94,8 @@ struct WindowState {
   Status deliver(Receive& receive, bool& busy);
   Status acknowledge(Engine& engine, Receive& receive, bool& busy);
   Status raise_head(Send& send, bool& busy);
+  // An acknowledgement the peer's proxy sent, in a word or on one of its descriptors.
+  Status apply_acknowledgement(Send& send, std::uint64_t head, int peer_rank, bool& busy);
   Status arrivals(Engine& engine, bool& busy);
   std::string peer_name(int participant, int rank) const;
   // An engine's failure, with the peer it was sending to.

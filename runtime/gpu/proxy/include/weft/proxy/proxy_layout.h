@@ -69,8 +69,8 @@ struct ProxyLayout {
 
 inline constexpr std::size_t kNoOffset = static_cast<std::size_t>(-1);
 
-// The bytes of one wire descriptor (wire.h).
-inline constexpr std::size_t kWireDescriptorBytes = 32;
+// The bytes of one inbox entry: a wire descriptor and an inline message's payload (wire.h).
+inline constexpr std::size_t kWireEntryBytes = 48 + 8 * 64;
 
 // `participant`'s layout. `layouts` holds every rank's region layout (its connections, slot size
 // and depth), `owner` every rank's participant, and `crosses(a, b)` says whether ranks a and b
