@@ -17,6 +17,8 @@
 
 #include "weft/gpu/bootstrap.h"
 #include "weft/gpu/communicator.h"
+#include "weft/gpu/cuda_network.h"
+#include "weft/proxy/participants.h"
 #include "weft/ir/validate.h"
 #include "weft/ir/xml.h"
 
@@ -64,7 +66,13 @@ struct ConfigValues {
   int device = -1;
   weft::gpu::RuntimeOptions options;
   std::chrono::milliseconds bootstrap_timeout = std::chrono::seconds(60);
+  std::string host;
 };
+
+// CUDA IPC within this host, the proxy to the others.
+weft::gpu::Result<std::shared_ptr<weft::gpu::Transport>> make_transport(
+    std::shared_ptr<weft::gpu::Bootstrap> bootstrap, int nranks, int rank,
+    const ConfigValues& values);
 
 weft::gpu::Result<ConfigValues> read_config(const weftCommConfig_t* config) {
   ConfigValues values;
@@ -80,6 +88,11 @@ weft::gpu::Result<ConfigValues> read_config(const weftCommConfig_t* config) {
     values.device = config->device;
     if (config->timeoutSeconds > 0) values.options.timeout_s = config->timeoutSeconds;
   }
+  // WEFT_HOSTID names this process's host (else the hostname): ranks on other hosts are reached
+  // through the proxy (docs/architecture.md §6).
+  auto host = weft::proxy::host_id(weft::gpu::process_environment());
+  if (!host.ok()) return host.status();
+  values.host = host.value();
   auto bootstrap_timeout = weft::gpu::bootstrap_timeout_from_env(weft::gpu::process_environment());
   if (!bootstrap_timeout.ok()) return bootstrap_timeout.status();
   if (bootstrap_timeout.value()) values.bootstrap_timeout = *bootstrap_timeout.value();
@@ -97,6 +110,16 @@ weft::gpu::Result<ConfigValues> read_config(const weftCommConfig_t* config) {
         static_cast<std::int64_t>(config->bootstrapTimeoutSeconds * 1000.0));
   }
   return values;
+}
+
+weft::gpu::Result<std::shared_ptr<weft::gpu::Transport>> make_transport(
+    std::shared_ptr<weft::gpu::Bootstrap> bootstrap, int nranks, int rank,
+    const ConfigValues& values) {
+  weft::gpu::CudaNetworkOptions network;
+  network.host = values.host;
+  network.proxy.setup_timeout = values.bootstrap_timeout;
+  return weft::gpu::make_ipc_network_transport(std::move(bootstrap), nranks, {rank},
+                                               values.device, network);
 }
 
 weftResult_t create(weftComm_t* comm, const weftCommConfig_t* config,
@@ -262,7 +285,7 @@ weftResult_t weftCommInitRank(weftComm_t* comm, int nranks, int rank, const char
     if (!bootstrap.ok()) return finish_init(config, bootstrap.status());
     std::shared_ptr<weft::gpu::Bootstrap> shared = std::move(bootstrap.value());
     return create(comm, config,
-                  weft::gpu::make_ipc_transport(shared, nranks, {rank}, values.value().device),
+                  make_transport(shared, nranks, rank, values.value()),
                   values.value().options);
   });
 }
@@ -287,7 +310,7 @@ weftResult_t weftCommInitWithBootstrap(weftComm_t* comm, int nranks, int rank,
     if (!values.ok()) return finish_init(config, values.status());
     auto shared = std::make_shared<CallbackBootstrap>(*bootstrap);
     return create(comm, config,
-                  weft::gpu::make_ipc_transport(shared, nranks, {rank}, values.value().device),
+                  make_transport(shared, nranks, rank, values.value()),
                   values.value().options);
   });
 }
