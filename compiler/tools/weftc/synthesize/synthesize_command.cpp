@@ -265,8 +265,8 @@ void add_synthesize_command(CLI::App& app, int& exit_code) {
       ->required();
   add_size_options(*cmd, args->sizes);
   cmd->add_option("--profile", args->profile,
-                  "Limits profile every file fits: weft (default) or msccl (also runs on MSCCL "
-                  "and RCCL)")
+                  "Limits profile every file fits: weft (default) or msccl (also loads in MSCCL's "
+                  "executor, frozen on NCCL 2.23)")
       ->check(CLI::IsMember({"msccl", "weft"}));
   cmd->add_flag("--in-place", args->in_place,
                 "Synthesize for in-place calls (default: out of place)");

@@ -1,6 +1,6 @@
 // MSCCL XML in and out. Reading accepts both dialects (msccl-tools' and the executor's, see
 // docs/architecture.md §2.1); writing always produces the executor dialect with every
-// attribute present, so Weft's output also loads in MSCCL and RCCL.
+// attribute present, so Weft's output also loads in MSCCL's executor.
 #pragma once
 
 #include <optional>
