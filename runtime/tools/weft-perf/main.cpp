@@ -32,6 +32,9 @@
 #include "weft/ir/collective_spec.h"
 #include "weft/ir/validate.h"
 #include "weft/proxy/participants.h"
+#if defined(WEFT_PERF_WITH_CUDA)
+#include "weft/gpu/cuda_network.h"
+#endif
 
 namespace weft::perf {
 namespace {
@@ -67,6 +70,13 @@ Result<ir::Algorithm> read_algorithm(const PerfOptions& o, int nranks) {
   return algo;
 }
 
+// Multi-process mode: the ranks this process drives.
+std::vector<int> local_ranks(const PerfOptions& o) {
+  std::vector<int> ranks;
+  for (int k = 0; k < o.local_ranks; ++k) ranks.push_back(o.rank + k);
+  return ranks;
+}
+
 // Multi-process mode: the rendezvous settings, read before anything is opened (a bad
 // WEFT_BOOTSTRAP_TIMEOUT_S is reported as itself, not as whatever failed next).
 Result<gpu::SocketBootstrapOptions> rendezvous_options(const PerfOptions& o) {
@@ -74,8 +84,9 @@ Result<gpu::SocketBootstrapOptions> rendezvous_options(const PerfOptions& o) {
   const gpu::RendezvousPoint point = gpu::parse_rendezvous(o.rendezvous).value();
   boot.root = point.address;
   boot.secret = point.secret;
-  boot.rank = o.rank;
-  boot.size = o.nranks;
+  // A participant per process: K local ranks each.
+  boot.rank = o.rank / o.local_ranks;
+  boot.size = o.nranks / o.local_ranks;
   auto timeout = gpu::bootstrap_timeout_from_env(gpu::process_environment());
   if (!timeout.ok()) return timeout.status();
   if (timeout.value()) boot.timeout = *timeout.value();
@@ -112,7 +123,8 @@ Result<std::shared_ptr<gpu::Transport>> open_device(Session& s) {
     network.host = host.value();
     if (boot->timeout.count() > 0) network.proxy.setup_timeout = boot->timeout;
     if (Status st = join_rendezvous(s, *boot); !st.ok()) return st;
-    return gpu::make_host_network_transport(s.bootstrap, o.nranks, {o.rank}, std::move(network));
+    return gpu::make_host_network_transport(s.bootstrap, o.nranks, local_ranks(o),
+                                            std::move(network));
   }
 #if defined(WEFT_PERF_WITH_CUDA)
   if (o.ranks > 0) {
@@ -129,7 +141,14 @@ Result<std::shared_ptr<gpu::Transport>> open_device(Session& s) {
   if (!perf_device.ok()) return perf_device.status();
   s.device = std::move(perf_device.value());
   if (Status st = join_rendezvous(s, *boot); !st.ok()) return st;
-  return gpu::make_ipc_transport(s.bootstrap, o.nranks, {o.rank}, device);
+  // CUDA IPC within this host, the proxy to ranks of other hosts (WEFT_HOSTID).
+  gpu::CudaNetworkOptions network;
+  auto host = proxy::host_id(gpu::process_environment());
+  if (!host.ok()) return host.status();
+  network.host = host.value();
+  if (boot->timeout.count() > 0) network.proxy.setup_timeout = boot->timeout;
+  return gpu::make_ipc_network_transport(s.bootstrap, o.nranks, local_ranks(o), device,
+                                         std::move(network));
 #else
   return Status::error(gpu::ErrorCode::InvalidArgument,
                        "this weft-perf was built without CUDA; --device host runs the "
@@ -305,9 +324,11 @@ int run(Session& s) {
                 s.algorithm.nchannels == 1 ? "" : "s",
                 o.host && o.ranks > 0
                     ? fmt::format("{} ranks in host mode (CPU threads)", o.ranks).c_str()
-                : o.host      ? "one rank per process in host mode (CPU threads)"
+                : o.host      ? fmt::format("{} rank{} per process in host mode (CPU threads)",
+                                       o.local_ranks, o.local_ranks == 1 ? "" : "s").c_str()
                 : o.ranks > 0 ? fmt::format("{} ranks emulated on one GPU", o.ranks).c_str()
-                              : "one rank per process");
+                              : fmt::format("{} rank{} per process", o.local_ranks,
+                                            o.local_ranks == 1 ? "" : "s").c_str());
     if (!s.network.empty()) {
       std::printf("# across hosts: the proxy, %s\n", s.network.c_str());
     }

@@ -76,6 +76,10 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
       ->check(CLI::Range(1, 64));
   app.add_option("--rank", o.rank, "this process's rank (multi-process mode)")
       ->check(CLI::Range(0, (1 << 16) - 1));
+  app.add_option("--local-ranks", o.local_ranks,
+                 "multi-process mode: this process drives --rank and the next K−1 ranks, "
+                 "sharing one device (default 1); --rank a multiple of K")
+      ->check(CLI::Range(1, 64));
   app.add_option("--nranks", o.nranks, "ranks in all (multi-process mode)")
       ->check(CLI::Range(1, 1 << 16));
   app.add_option("--rendezvous", o.rendezvous,
@@ -162,6 +166,10 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
     }
     if (o.rank >= o.nranks)
       return fail(fmt::format("--rank {} is not below --nranks {}", o.rank, o.nranks));
+    if (o.nranks % o.local_ranks != 0 || o.rank % o.local_ranks != 0) {
+      return fail(fmt::format("--local-ranks {} must divide --nranks {} and --rank {}",
+                              o.local_ranks, o.nranks, o.rank));
+    }
     if (auto point = gpu::parse_rendezvous(o.rendezvous); !point.ok()) {
       return fail("--rendezvous: " + point.status().message);
     }

@@ -38,6 +38,7 @@ struct PerfOptions {
   // Multi-process: one rank per process, meeting at --rendezvous.
   int rank = -1;           // --rank
   int nranks = 0;          // --nranks
+  int local_ranks = 1;     // --local-ranks: this process drives ranks rank .. rank + K − 1
   std::string rendezvous;  // --rendezvous host:port
   int device = -1;         // --device N (default: local rank modulo the devices)
   bool host = false;       // --device host: host mode, the interpreter on CPU threads
