@@ -15,6 +15,9 @@
 #            per step on chains of 1, 8 and 64 steps, every protocol and step variant, one run
 #   multi    one process per GPU over CUDA IPC (needs 2 or more GPUs)
 #   nccl     the NCCL shim: real NCCL at one rank, standalone mode on the GPU (gpu-check-nccl.sh)
+#   hosts    across hosts on the one GPU (gpu-check-hosts.sh): a probe of what the machine offers
+#            (NCCL_HOSTID, GPUDirect RDMA, RDMA devices), then two processes as two hosts, four
+#            emulated ranks each, UCX over loopback TCP: the synthesized two-node algorithms
 #   torch    PyTorch under the shim (gpu-check-torch.sh): needs python3 with torch and a GPU
 #
 # tests, check, corpus, library, synth and bench run once per step variant of --variants (WEFT_STEP,
@@ -28,7 +31,7 @@
 #   scripts/gpu-check.sh --rehearse [...]    (the device-side build and host steps, no GPU needed)
 #
 # --steps      comma-separated, default tests,check,corpus,library,synth,bench,latency,multi,nccl,
-#              torch;
+#              hosts,torch;
 #              only the targets those steps need are built
 # --variants   the step variants (full, lean) the per-variant steps run under, in this order
 #              (default lean,full: the default step first, so that a budget cut leaves it run)
@@ -77,7 +80,7 @@ corpus=""
 quick=0
 pack=""
 rehearse=0
-steps="tests,check,corpus,library,synth,bench,latency,multi,nccl,torch"
+steps="tests,check,corpus,library,synth,bench,latency,multi,nccl,hosts,torch"
 variants="lean,full"
 jobs=$(nproc 2>/dev/null || echo 8)
 budget=540
@@ -105,7 +108,7 @@ while (($#)); do
   esac
 done
 for s in ${steps//,/ }; do
-  case "$s" in tests|check|corpus|library|synth|bench|latency|multi|nccl|torch) ;;
+  case "$s" in tests|check|corpus|library|synth|bench|latency|multi|nccl|hosts|torch) ;;
     *) echo "gpu-check: unknown step '$s' in --steps (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -122,7 +125,7 @@ done
 if [[ -n "$pack" ]]; then
   mkdir -p "$pack"
   for p in libfmt-dev libfmt9 libpugixml-dev libpugixml1v5 libcli11-dev catch2 libssl-dev libssl3 \
-      liblemon-dev; do
+      liblemon-dev libucx0 libucx-dev ucx-utils libnuma1 librdmacm1 libibverbs1; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
       echo "gpu-check: package $p is not installed (scripts/install-deps.sh installs it)" >&2
       exit 1
@@ -237,6 +240,9 @@ if [[ -n "$deps" ]]; then
               -Dfmt_DIR="$libdir/cmake/fmt" -Dpugixml_DIR="$libdir/cmake/pugixml"
               -DCLI11_DIR="$prefix/share/cmake/CLI11" -DCatch2_DIR="$prefix/lib/cmake/Catch2")
   export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # UCX's transports are modules of their own, found here (and its tools on PATH).
+  [[ -d "$libdir/ucx" ]] && export UCX_MODULE_DIR="$libdir/ucx"
+  [[ -d "$prefix/bin" ]] && export PATH="$prefix/bin:$PATH"
   echo "gpu-check: using carried dependencies in $deps"
 else
   echo "gpu-check: no build-deps/ found; relying on system fmt, pugixml, CLI11 and Catch2"
@@ -270,7 +276,8 @@ nccl_library=$(sed -n 's/^-- Weft: NCCL .* from .*, \(\/.*libnccl[^ ]*\)$/\1/p' 
 
 targets=(weft_gpu)
 wanted tests && targets+=(weft_gpu_tests weft_gpu_host_tests)
-for s in check corpus library synth bench multi; do wanted $s && targets+=(weft-perf); done
+for s in check corpus library synth bench multi hosts; do wanted $s && targets+=(weft-perf); done
+wanted hosts && targets+=(weftc)
 wanted latency && targets+=(weft-latency)
 wanted library && targets+=(weftc)
 wanted synth && targets+=(weftc)
@@ -613,6 +620,18 @@ if begin nccl && device_step nccl; then
   WEFT_GPU_CHECK_LOGS="$work/nccl-check" WEFT_NCCL_CHECK_QUICK=$quick \
     bash "$root/scripts/gpu-check-nccl.sh" "$build" || fail "NCCL shim check"
   end nccl
+fi
+
+# ---- across hosts: the probe, then two processes as two hosts on the one GPU ------------------
+if begin hosts && device_step hosts; then
+  step "across hosts (scripts/gpu-check-hosts.sh)"
+  WEFT_GPU_CHECK_LOGS="$work/hosts-check" WEFT_HOSTS_CHECK_QUICK=$quick \
+    bash "$root/scripts/gpu-check-hosts.sh" "$build" | tee "$work/hosts-check.txt"
+  hosts_status=${PIPESTATUS[0]}
+  grep -E "^(NCCL|GPUDirect|RDMA|UCX|NCCL_HOSTID|across hosts on the GPU)" "$work/hosts-check.txt" \
+    >> "$summary"
+  ((hosts_status == 0)) || fail "across hosts on the GPU"
+  end hosts
 fi
 
 # ---- PyTorch under the shim: one process over real NCCL, four standalone, DDP ----------------
