@@ -14,7 +14,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 rehearsal="$root/build-rehearse"
 deps="$root/build-deps"
-packages=(libfmt-dev libfmt9 libpugixml-dev libpugixml1v5 libcli11-dev catch2)
+packages=(libfmt-dev libfmt9 libpugixml-dev libpugixml1v5 libcli11-dev catch2 libucx0 libucx-dev
+          ucx-utils)
 
 if [[ ${1:-} != --inside ]]; then
   if [[ $(id -u) -ne 0 ]]; then

@@ -181,6 +181,7 @@ class CudaBackend final : public WeftBackend {
     DeviceScope scope(device);
     if (scope.status() != cudaSuccess) return cuda_failure("cudaSetDevice", scope.status());
     gpu::CudaNetworkOptions network;
+    network.proxy = proxy::proxy_options_from_env(gpu::process_environment());
     network.host = host;
     auto transport =
         gpu::make_ipc_network_transport(std::move(bootstrap), nranks, {rank}, device, network);

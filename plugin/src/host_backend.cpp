@@ -83,6 +83,7 @@ class HostBackend final : public WeftBackend {
     auto options = gpu::runtime_options_from_env(gpu::process_environment());
     if (!options.ok()) return options.status();
     gpu::HostNetworkOptions network;
+    network.proxy = proxy::proxy_options_from_env(gpu::process_environment());
     network.host = host;
     auto transport =
         gpu::make_host_network_transport(std::move(bootstrap), nranks, {rank}, network);

@@ -357,6 +357,27 @@ TEST_CASE("UCX that cannot reach a peer: every participant fails at once, naming
   CHECK(seconds < 20);
 }
 
+TEST_CASE("Without UCX at run time every participant fails at once, saying what is missing",
+          "[proxy][across][fault]") {
+  const ir::Algorithm ring = perf::ring_allreduce(2, ir::Protocol::Simple);
+  std::vector<Side> sides = {{"a", {0}, {}, {}}, {"b", {1}, {}, {}}};
+  // WEFT_UCX_LIB naming a library that is not there stands for a machine without UCX.
+  sides[1].proxy.engine.library = "/nonexistent/libucp.so.0";
+  const auto outcomes = run_across(sides, ring, call_options(), CallSpec{});
+  for (const Outcome& out : outcomes) {
+    INFO(out.status.str());
+    CHECK_FALSE(out.status.ok());
+    CHECK_FALSE(out.ran);
+  }
+  CHECK_THAT(outcomes[1].status.message,
+             Catch::Contains("UCX is not installed here") &&
+                 Catch::Contains("/nonexistent/libucp.so.0"));
+  // The other participant names who could not start its engine, and why.
+  CHECK_THAT(outcomes[0].status.message,
+             Catch::Contains("participant 1 on host 'b' could not start its network engine") &&
+                 Catch::Contains("UCX is not installed here"));
+}
+
 // Stands for a peer whose process ended after it sent its address: its record carries the
 // address of an engine that is already gone, so its port refuses connections.
 class DeadAddressBootstrap final : public gpu::Bootstrap {

@@ -118,6 +118,7 @@ Result<std::shared_ptr<gpu::Transport>> open_device(Session& s) {
     s.device = make_host_perf_device();
     if (!boot) return gpu::make_host_transport(o.ranks);
     gpu::HostNetworkOptions network;
+    network.proxy = proxy::proxy_options_from_env(gpu::process_environment());
     auto host = proxy::host_id(gpu::process_environment());
     if (!host.ok()) return host.status();
     network.host = host.value();
@@ -143,6 +144,7 @@ Result<std::shared_ptr<gpu::Transport>> open_device(Session& s) {
   if (Status st = join_rendezvous(s, *boot); !st.ok()) return st;
   // CUDA IPC within this host, the proxy to ranks of other hosts (WEFT_HOSTID).
   gpu::CudaNetworkOptions network;
+  network.proxy = proxy::proxy_options_from_env(gpu::process_environment());
   auto host = proxy::host_id(gpu::process_environment());
   if (!host.ok()) return host.status();
   network.host = host.value();

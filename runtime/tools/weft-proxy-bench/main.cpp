@@ -214,6 +214,7 @@ int run_rank(const Options& o) {
   Session s;
   s.bootstrap = std::move(bootstrap.value());
   gpu::HostNetworkOptions network;
+  network.proxy = proxy::proxy_options_from_env(gpu::process_environment());
   auto host = proxy::host_id(gpu::process_environment());
   if (!host.ok()) usage(host.status().message);
   network.host = host.value();

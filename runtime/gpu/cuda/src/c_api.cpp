@@ -116,6 +116,7 @@ weft::gpu::Result<std::shared_ptr<weft::gpu::Transport>> make_transport(
     std::shared_ptr<weft::gpu::Bootstrap> bootstrap, int nranks, int rank,
     const ConfigValues& values) {
   weft::gpu::CudaNetworkOptions network;
+  network.proxy = weft::proxy::proxy_options_from_env(weft::gpu::process_environment());
   network.host = values.host;
   network.proxy.setup_timeout = values.bootstrap_timeout;
   return weft::gpu::make_ipc_network_transport(std::move(bootstrap), nranks, {rank},

@@ -53,6 +53,15 @@ Result<std::vector<std::vector<std::byte>>> allgather_blobs(gpu::Bootstrap& boot
   return blobs;
 }
 
+ProxyOptions proxy_options_from_env(const gpu::EnvLookup& lookup) {
+  ProxyOptions options;
+  if (const char* library = lookup ? lookup("WEFT_UCX_LIB") : nullptr;
+      library != nullptr && *library != '\0') {
+    options.engine.library = library;
+  }
+  return options;
+}
+
 Proxy::Proxy(Participants participants, std::shared_ptr<gpu::DeviceRuntime> runtime,
              ProxyOptions options)
     : participants_(std::move(participants)),

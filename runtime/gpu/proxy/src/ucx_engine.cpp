@@ -38,7 +38,10 @@ class UcxEngine final : public Engine {
   ~UcxEngine() override { close(); }
 
   Status open(const EngineOptions& options) {
-    if (Status s = lib_.open(); !s.ok()) return s;
+    if (Status s = lib_.open(options.library.empty() ? "libucp.so.0" : options.library);
+        !s.ok()) {
+      return s;
+    }
     version_ = lib_.ucp_get_version_string();
     ucp_config_t* config = nullptr;
     if (ucs_status_t st = lib_.ucp_config_read(nullptr, nullptr, &config); st != UCS_OK) {

@@ -12,16 +12,16 @@ Library::~Library() {
   if (handle != nullptr) ::dlclose(handle);
 }
 
-gpu::Status Library::open() {
+gpu::Status Library::open(const std::string& path) {
   // libucp pulls in libucs (ucs_status_string), so one handle resolves both.
-  handle = ::dlopen("libucp.so.0", RTLD_NOW | RTLD_LOCAL);
+  handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = ::dlerror();
     return gpu::Status::error(
         gpu::ErrorCode::SystemError,
-        fmt::format("UCX is not installed here ({}); install UCX (Debian: libucx0) or use a "
-                    "site's UCX on LD_LIBRARY_PATH",
-                    why != nullptr ? why : "libucp.so.0 not found"));
+        fmt::format("UCX is not installed here ({}); install UCX (Debian: libucx0), or name a "
+                    "site's libucp in WEFT_UCX_LIB",
+                    why != nullptr ? why : path + " not found"));
   }
   // dlsym's object pointer becomes a function pointer by copying its bits (POSIX guarantees the
   // representation; a cast between the two kinds of pointer is not standard C++).

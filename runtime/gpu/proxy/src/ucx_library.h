@@ -22,8 +22,9 @@ struct Library {
   Library& operator=(const Library&) = delete;
   ~Library();
 
-  // Loads libucp.so.0 and every entry point; fails naming the library or the missing symbol.
-  gpu::Status open();
+  // Loads `path` (libucp.so.0) and every entry point; fails naming the library or the missing
+  // symbol.
+  gpu::Status open(const std::string& path);
   std::string status_string(ucs_status_t status) const;
 };
 

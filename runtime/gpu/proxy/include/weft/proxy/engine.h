@@ -81,6 +81,9 @@ struct EngineOptions {
   // UCX settings for this engine only (UCX's own names without the UCX_ prefix: {"TLS", "tcp"}),
   // over what UCX reads from the environment.
   std::vector<std::pair<std::string, std::string>> ucx_settings;
+  // The libucp to load: WEFT_UCX_LIB (a site's UCX, e.g. HPC-X's), else the loader's
+  // libucp.so.0.
+  std::string library = "libucp.so.0";
 };
 
 // The UCX engine. UCX is loaded when this is called (libucp.so.0), so a build or a machine

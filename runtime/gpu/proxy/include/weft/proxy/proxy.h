@@ -29,6 +29,7 @@
 #include "weft/gpu/bootstrap.h"
 #include "weft/gpu/device_runtime.h"
 #include "weft/gpu/launch_plan.h"
+#include "weft/gpu/options.h"
 #include "weft/gpu/status.h"
 #include "weft/gpu/transport.h"
 #include "weft/proxy/engine.h"
@@ -152,6 +153,9 @@ class ProxiedWindow {
   std::unique_ptr<WindowState> state_;
   bool closed_ = false;
 };
+
+// The proxy's options from the environment: WEFT_UCX_LIB, the libucp to load.
+ProxyOptions proxy_options_from_env(const gpu::EnvLookup& lookup);
 
 // Every participant's bytes, of any length up to `limit` each: the lengths first, then each
 // padded to the longest. Fails naming a participant whose length is beyond the limit.
