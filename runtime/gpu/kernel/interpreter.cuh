@@ -192,7 +192,7 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
           }
         }
         if (threadIdx.x == 0) {
-          post_phase(args, cs, c, *step, tile, f, kProtocol, part + 1 == parts, n, len);
+          post_phase(args, cs, c, *step, tile, f, kProtocol, part + 1 == parts, part);
         }
         if (step_receives(type)) ++c.received;
         if (step_sends(type)) ++c.sent;

@@ -123,26 +123,46 @@ inline __device__ WEFT_NOINLINE bool wait_phase(const LaunchArgs& args, CtaShare
   return true;
 }
 
+// A message towards a proxy: its size in the descriptor ring. Out of line: only connections to
+// other hosts take it, and inline its arithmetic added registers to every kernel's step loop
+// (12 of the 120 instantiations spilled, scripts/kernel-report.sh).
+// The message's pieces and tile length are worked out again here, from the step, the part and
+// the tile, rather than kept live in registers across the data phase for it.
+inline __device__ WEFT_NOINLINE void post_message_size(const LaunchArgs& args,
+                                                       const DeviceStep& step,
+                                                       std::uint64_t* ring, std::uint64_t sent,
+                                                       int protocol, std::uint32_t part,
+                                                       std::uint64_t tile) {
+  const std::uint64_t tile_start = tile * args.tile_elements;
+  const std::uint64_t len = args.chunk_elements - tile_start < args.tile_elements
+                                ? args.chunk_elements - tile_start
+                                : args.tile_elements;
+  const auto count = static_cast<std::uint32_t>(step.count);
+  const std::uint32_t first = part * args.pieces_per_message;
+  const std::uint32_t n =
+      count - first < args.pieces_per_message ? count - first : args.pieces_per_message;
+  ring[sent % args.fifo_depth] =
+      message_bytes(protocol, n, args.piece_stride_bytes, len, args.element_bytes,
+                    args.slot_bytes, protocol == kLL && sent % kLLCleanPeriod < args.fifo_depth);
+}
+
 // Completion is published after the last message of a step only: one release fence, cumulative
 // through the barrier before it (every thread's payload stores and slot reads are done), then
 // relaxed stores of every counter the step advances (NCCL's postPeer). A message towards a proxy
-// (d.send_descriptors) first leaves its size, `n` pieces of `len` elements, in the proxy's
-// descriptor ring, which the same fence orders before the tail the proxy polls.
+// (d.send_descriptors) first leaves its size in the proxy's
+// descriptor ring (message `part` of the step), which the same fence orders before the tail the
+// proxy polls.
 __device__ __forceinline__ void post_phase(const LaunchArgs& args, const CtaShared& cs, Counters c,
                                            const DeviceStep& step, std::uint64_t tile,
                                            std::int32_t flat_step, int protocol, bool last_part,
-                                           std::uint32_t n, std::uint64_t len) {
+                                           std::uint32_t part) {
   const CtaDescriptor& d = *cs.descriptor;
   const bool acknowledge = step_receives(step.type);
   const bool proxied = d.send_descriptors != nullptr;
   const bool post = (protocol == kSimple || proxied) && step_sends(step.type);
   const bool publish = last_part && (step.flags & kStepPublishes) != 0;
   if (!acknowledge && !post && !publish) return;
-  if (post && proxied) {
-    d.send_descriptors[c.sent % args.fifo_depth] = message_bytes(
-        protocol, n, args.piece_stride_bytes, len, args.element_bytes, args.slot_bytes,
-        protocol == kLL && c.sent % kLLCleanPeriod < args.fifo_depth);
-  }
+  if (post && proxied) post_message_size(args, step, d.send_descriptors, c.sent, protocol, part, tile);
   // A peer may be another GPU whenever the step talks to one; the progress flag is read only by
   // this rank's threadblocks, on this device.
   const bool system = args.system_scope != 0 && (acknowledge || post);
