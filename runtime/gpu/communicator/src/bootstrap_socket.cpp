@@ -629,6 +629,7 @@ Result<std::unique_ptr<Bootstrap>> start_peer(const SocketBootstrapOptions& opti
                          fmt::format("socket bootstrap, rank {}: {}", options.rank, s.message));
   };
   int closed = 0;
+  Status first_closed;
   for (;;) {
     auto socket = detail::connect_to(options.root, deadline);
     if (!socket.ok()) return failed(socket.status());
@@ -638,15 +639,17 @@ Result<std::unique_ptr<Bootstrap>> start_peer(const SocketBootstrapOptions& opti
       // Closed before rank 0's proof: it made room during a flood (or is not this job's rank
       // 0, which the deadline then says). Again, backing off a little each time.
       if (retry && std::chrono::steady_clock::now() + std::chrono::milliseconds(20) < deadline) {
-        ++closed;
+        if (closed++ == 0) first_closed = introduced;
         std::this_thread::sleep_for(std::chrono::milliseconds(std::min(10 * closed, 200)));
         continue;
       }
       if (closed > 0) {
+        // The first refusal says more than the last attempt, which the deadline may have cut.
         return failed(Status::error(
-            introduced.code, fmt::format("{} (after {} connections closed before rank 0's "
-                                         "proof: a flood at rank 0, or not this job's rank 0)",
-                                         introduced.message, closed)));
+            first_closed.code, fmt::format("{} ({} connections closed before rank 0's proof "
+                                           "until the deadline: a flood at rank 0, or not this "
+                                           "job's rank 0)",
+                                           first_closed.message, closed)));
       }
       return failed(introduced);
     }
