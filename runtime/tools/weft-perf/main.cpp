@@ -109,20 +109,28 @@ Status join_rendezvous(Session& s, const gpu::SocketBootstrapOptions& boot) {
 Result<std::shared_ptr<gpu::Transport>> open_device(Session& s) {
   const PerfOptions& o = s.options;
   std::optional<gpu::SocketBootstrapOptions> boot;
+  // Multi-process mode: the rendezvous, this process's host (WEFT_HOSTID) and the proxy's
+  // options, all read before a device is opened.
+  struct Across {
+    std::string host;
+    proxy::ProxyOptions proxy;
+  };
+  std::optional<Across> across;
   if (o.ranks == 0) {
     auto options = rendezvous_options(o);
     if (!options.ok()) return options.status();
     boot = std::move(options.value());
+    auto host = proxy::host_id(gpu::process_environment());
+    if (!host.ok()) return host.status();
+    across = Across{host.value(), proxy::proxy_options_from_env(gpu::process_environment())};
+    if (boot->timeout.count() > 0) across->proxy.setup_timeout = boot->timeout;
   }
   if (o.host) {
     s.device = make_host_perf_device();
     if (!boot) return gpu::make_host_transport(o.ranks);
     gpu::HostNetworkOptions network;
-    network.proxy = proxy::proxy_options_from_env(gpu::process_environment());
-    auto host = proxy::host_id(gpu::process_environment());
-    if (!host.ok()) return host.status();
-    network.host = host.value();
-    if (boot->timeout.count() > 0) network.proxy.setup_timeout = boot->timeout;
+    network.host = across->host;
+    network.proxy = across->proxy;
     if (Status st = join_rendezvous(s, *boot); !st.ok()) return st;
     return gpu::make_host_network_transport(s.bootstrap, o.nranks, local_ranks(o),
                                             std::move(network));
@@ -144,11 +152,8 @@ Result<std::shared_ptr<gpu::Transport>> open_device(Session& s) {
   if (Status st = join_rendezvous(s, *boot); !st.ok()) return st;
   // CUDA IPC within this host, the proxy to ranks of other hosts (WEFT_HOSTID).
   gpu::CudaNetworkOptions network;
-  network.proxy = proxy::proxy_options_from_env(gpu::process_environment());
-  auto host = proxy::host_id(gpu::process_environment());
-  if (!host.ok()) return host.status();
-  network.host = host.value();
-  if (boot->timeout.count() > 0) network.proxy.setup_timeout = boot->timeout;
+  network.host = across->host;
+  network.proxy = across->proxy;
   return gpu::make_ipc_network_transport(s.bootstrap, o.nranks, local_ranks(o), device,
                                          std::move(network));
 #else
