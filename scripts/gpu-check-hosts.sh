@@ -120,7 +120,7 @@ for c in allgather reducescatter allreduce alltoall; do
     wait "$other"
     second=$?
     rows=$(grep -cE '^ +[0-9]' "$logs/$c-$name-a.txt")
-    wrong=$(awk '/^ +[0-9]/ && $9 != "0" && $9 != "N/A" {bad++} END {print bad + 0}' "$logs/$c-$name-a.txt")
+    wrong=$(awk '/^ +[0-9]+ +[0-9]+ +[a-z]/ && $9 != "0" && $9 != "N/A" {bad++} END {print bad + 0}' "$logs/$c-$name-a.txt")
     if ((first == 0 && second == 0 && rows > 0 && wrong == 0)); then
       if grep -q "N/A (out of place)" "$logs/$c-$name-a.txt"; then
         na=$((na + 1))

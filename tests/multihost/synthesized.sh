@@ -57,11 +57,12 @@ for folder in "${folders[@]}"; do
           -b 1K -e "$largest" -f "$factor" -n 1 -w 0 2>&1)
     code=$?
     # Rows: size count type op root, then time algbw busbw #wrong copybw out of place (#wrong is
-    # field 9) and in place (field 14). Every mode the file declares must have run and be right.
+    # field 9) and in place (field 14); a crash's backtrace ("  3  /lib/...") is no row. Every
+    # mode the file declares must have run and be right.
     inplace=$(grep -o 'inplace="[01]"' "$file" | head -1 | grep -o '[01]')
     outofplace=$(grep -o 'outofplace="[01]"' "$file" | head -1 | grep -o '[01]')
     verdict=$(awk -v in_place="$inplace" -v out_of_place="$outofplace" '
-      /^ +[0-9]/ { rows++
+      /^ +[0-9]+ +[0-9]+ +[a-z]/ { rows++
         if (out_of_place == 1 && $9 != "0") bad = bad " " $1 " B out of place: #wrong " $9
         if (in_place == 1 && $14 != "0") bad = bad " " $1 " B in place: #wrong " $14 }
       END { if (rows < 2) print "only " rows + 0 " rows"; else if (bad != "") print bad }' <<<"$out")

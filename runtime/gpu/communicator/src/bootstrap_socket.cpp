@@ -630,9 +630,19 @@ Result<std::unique_ptr<Bootstrap>> start_peer(const SocketBootstrapOptions& opti
   };
   int closed = 0;
   Status first_closed;
+  // Once rank 0 has closed a connection before its proof, that first refusal says more than the
+  // last attempt, which the deadline may have cut short (in connecting as well as in talking).
+  const auto gave_up = [&](const Status& last) {
+    if (closed == 0) return failed(last);
+    return failed(Status::error(
+        first_closed.code, fmt::format("{} ({} connections closed before rank 0's proof until "
+                                       "the deadline: a flood at rank 0, or not this job's "
+                                       "rank 0)",
+                                       first_closed.message, closed)));
+  };
   for (;;) {
     auto socket = detail::connect_to(options.root, deadline);
-    if (!socket.ok()) return failed(socket.status());
+    if (!socket.ok()) return gave_up(socket.status());
     bool retry = false;
     const Status introduced = detail::introduce(socket.value(), options, deadline, &retry);
     if (!introduced.ok()) {
@@ -643,15 +653,7 @@ Result<std::unique_ptr<Bootstrap>> start_peer(const SocketBootstrapOptions& opti
         std::this_thread::sleep_for(std::chrono::milliseconds(std::min(10 * closed, 200)));
         continue;
       }
-      if (closed > 0) {
-        // The first refusal says more than the last attempt, which the deadline may have cut.
-        return failed(Status::error(
-            first_closed.code, fmt::format("{} ({} connections closed before rank 0's proof "
-                                           "until the deadline: a flood at rank 0, or not this "
-                                           "job's rank 0)",
-                                           first_closed.message, closed)));
-      }
-      return failed(introduced);
+      return gave_up(introduced);
     }
     std::vector<Socket> peers;
     peers.push_back(std::move(socket.value()));

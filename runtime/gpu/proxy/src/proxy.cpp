@@ -18,6 +18,15 @@ namespace {
 // The most bytes of an engine's address or memory key a participant may send.
 constexpr std::size_t kMaxBlob = 64 * 1024;
 
+// A hello word with this bit set is its proxy's goodbye.
+constexpr std::uint64_t kGoodbye = std::uint64_t{1} << 63;
+
+// How long a leaving proxy waits for its last puts to be answered. Where the network emulates
+// puts in software (UCX over tcp), the target answers each put; a put still unanswered when its
+// sender's connections close makes the target's answer fail, which UCX 1.13 treats as fatal and
+// aborts the target's process.
+constexpr auto kGoodbyeFlush = std::chrono::seconds(10);
+
 }  // namespace
 
 Result<std::vector<std::vector<std::byte>>> allgather_blobs(gpu::Bootstrap& bootstrap,
@@ -222,6 +231,7 @@ Status Proxy::prove_connections(const std::vector<PeerRecord>& records) {
 Proxy::~Proxy() {
   stop_.store(true, std::memory_order_release);
   if (thread_.joinable()) thread_.join();
+  say_goodbye();
   windows_.clear();
   if (engine_) {
     for (auto& [memory, registration] : retired_) engine_->deregister_memory(registration);
@@ -288,20 +298,37 @@ void Proxy::heartbeat() {
   const std::uint64_t beat =
       std::atomic_ref<std::uint64_t>(words[me]).load(std::memory_order_relaxed) + 1;
   std::atomic_ref<std::uint64_t>(words[me]).store(beat, std::memory_order_relaxed);
-  // A failed put is the peer's failure, which peer_status reports.
+  const auto now = std::chrono::steady_clock::now();
+  const std::lock_guard lock(heard_mutex_);
   for (std::size_t k = 0; k < peers_.size() && k < hello_memory_.size(); ++k) {
+    const int p = peers_[k];
+    const std::uint64_t value =
+        std::atomic_ref<const std::uint64_t>(words[p]).load(std::memory_order_acquire);
+    Heard& heard = heard_[static_cast<std::size_t>(p)];
+    if (value != heard.value) heard = Heard{value, now, (value & kGoodbye) != 0};
+    // A peer that said goodbye is closing its connections: a put to it now could arrive after.
+    if (heard.departed) continue;
+    // A failed put is the peer's failure, which peer_status reports.
     static_cast<void>(engine_->put(hello_memory_[k],
                                    static_cast<std::uint64_t>(me) * sizeof(std::uint64_t),
                                    &words[me], sizeof(std::uint64_t)));
   }
-  const auto now = std::chrono::steady_clock::now();
-  const std::lock_guard lock(heard_mutex_);
-  for (int p : peers_) {
-    const std::uint64_t value =
-        std::atomic_ref<const std::uint64_t>(words[p]).load(std::memory_order_acquire);
-    Heard& heard = heard_[static_cast<std::size_t>(p)];
-    if (value != heard.value) heard = Heard{value, now};
+}
+
+void Proxy::say_goodbye() {
+  if (!engine_ || hello_memory_.empty()) return;
+  const int me = participants_.me;
+  auto* words = static_cast<std::uint64_t*>(hello_.host);
+  std::atomic_ref<std::uint64_t>(words[me]).fetch_or(kGoodbye, std::memory_order_relaxed);
+  for (std::size_t k = 0; k < peers_.size() && k < hello_memory_.size(); ++k) {
+    const auto p = static_cast<std::size_t>(peers_[k]);
+    if (!lost_.empty() && !lost_[p].ok()) continue;
+    static_cast<void>(engine_->put(hello_memory_[k],
+                                   static_cast<std::uint64_t>(me) * sizeof(std::uint64_t),
+                                   &words[me], sizeof(std::uint64_t)));
   }
+  // Lost peers fail their puts at once; the answers of the live ones come within the bound.
+  static_cast<void>(engine_->flush(kGoodbyeFlush));
 }
 
 std::string Proxy::silence() const {
@@ -311,6 +338,7 @@ std::string Proxy::silence() const {
   const std::lock_guard lock(heard_mutex_);
   for (int p : peers_) {
     if (heard_.size() <= static_cast<std::size_t>(p)) break;
+    if (heard_[static_cast<std::size_t>(p)].departed) continue;
     const auto quiet = now - heard_[static_cast<std::size_t>(p)].at;
     if (quiet < kSilent) continue;
     note += fmt::format("{}participant {} on host '{}' (its proxy, or its whole process, has not "

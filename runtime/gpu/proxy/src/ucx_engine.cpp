@@ -343,29 +343,15 @@ class UcxEngine final : public Engine {
   void close() {
     for (auto& [id, remote] : remotes_) lib_.ucp_rkey_destroy(remote.rkey);
     remotes_.clear();
-    // Forced: a peer that died must not hold the close up.
-    std::vector<ucs_status_ptr_t> closing;
-    for (auto& [index, peer] : peers_) {
-      if (peer->endpoint == nullptr) continue;
-      ucp_request_param_t params{};
-      params.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-      params.flags = UCP_EP_CLOSE_FLAG_FORCE;
-      ucs_status_ptr_t request = lib_.ucp_ep_close_nbx(peer->endpoint, &params);
-      if (request != nullptr && !UCS_PTR_IS_ERR(request)) closing.push_back(request);
-    }
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    for (ucs_status_ptr_t request : closing) {
-      while (lib_.ucp_request_check_status(request) == UCS_INPROGRESS &&
-             std::chrono::steady_clock::now() < deadline) {
-        lib_.ucp_worker_progress(worker_);
-      }
-      lib_.ucp_request_free(request);
-    }
+    // The worker's destruction closes every endpoint with it, at once, without progressing
+    // it: a put that arrived from a peer is not handled any more, for its answer would go out
+    // on an endpoint being closed, which UCX 1.13 treats as fatal (ucp_put_handler). A peer
+    // that died cannot hold the close up either. The proxy said goodbye and flushed first.
+    if (worker_ != nullptr) lib_.ucp_worker_destroy(worker_);
+    worker_ = nullptr;
     peers_.clear();
     for (auto& [id, memory] : locals_) lib_.ucp_mem_unmap(context_, memory);
     locals_.clear();
-    if (worker_ != nullptr) lib_.ucp_worker_destroy(worker_);
-    worker_ = nullptr;
     if (context_ != nullptr) lib_.ucp_cleanup(context_);
     context_ = nullptr;
   }

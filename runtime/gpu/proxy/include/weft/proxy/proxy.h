@@ -88,8 +88,12 @@ class Proxy : public std::enable_shared_from_this<Proxy> {
   Status start_engine(PeerRecord& record);
   Status prove_connections(const std::vector<PeerRecord>& records);
   void run();
-  // Tells every peer this proxy is alive, and notes which peers it heard from.
+  // Tells every peer this proxy is alive, and notes which peers it heard from and which said
+  // goodbye.
   void heartbeat();
+  // Tells every peer this proxy is leaving, then waits (boundedly) for every put it made to be
+  // answered, so that none is left in flight when its connections close (~Proxy).
+  void say_goodbye();
   // Records the first failure and raises the process's abort word.
   void fail(Status status);
   void add(WindowState* window);
@@ -110,6 +114,7 @@ class Proxy : public std::enable_shared_from_this<Proxy> {
   struct Heard {
     std::uint64_t value = 0;
     std::chrono::steady_clock::time_point at;
+    bool departed = false;  // its goodbye came: no heartbeat goes to it any more
   };
   mutable std::mutex heard_mutex_;
   std::vector<Heard> heard_;        // per participant: its last heartbeat, and when it came
