@@ -26,15 +26,17 @@
 #
 #   scripts/gpu-check.sh [--steps LIST] [--quick] [--out DIR] [--corpus DIR] [--deps DIR]
 #                        [--build DIR] [--jobs N] [--budget SECONDS] [--test-timeout SECONDS]
-#                        [--variants full,lean]
+#                        [--variants lean,overlap,overlap:4,full]
 #   scripts/gpu-check.sh --pack-deps DIR     (on the development machine; see below)
 #   scripts/gpu-check.sh --rehearse [...]    (the device-side build and host steps, no GPU needed)
 #
 # --steps      comma-separated, default tests,check,corpus,library,synth,bench,latency,multi,nccl,
 #              hosts,torch;
 #              only the targets those steps need are built
-# --variants   the step variants (full, lean) the per-variant steps run under, in this order
-#              (default lean,full: the default step first, so that a budget cut leaves it run)
+# --variants   the step variants (full, lean, overlap; overlap:N with Simple's messages in N
+#              slices, WEFT_SIMPLE_SLICES) the per-variant steps run under, in this order (default
+#              lean,overlap,overlap:4,full: the default step first, so that a budget cut leaves
+#              it run)
 # --quick      every step smaller: 8 ranks only, sizes to 16 MB (1 MB for corpus and library),
 #              benchmarks to 64 MB, the shim at 1, 2 and 4 processes
 # --out DIR    where the results go (default: $OUT when set, else BUILD/gpu-check-out): at most
@@ -81,7 +83,7 @@ quick=0
 pack=""
 rehearse=0
 steps="tests,check,corpus,library,synth,bench,latency,multi,nccl,hosts,torch"
-variants="lean,full"
+variants="lean,overlap,overlap:4,full"
 jobs=$(nproc 2>/dev/null || echo 8)
 budget=540
 test_timeout=${WEFT_GPU_TEST_TIMEOUT:-120}
@@ -113,10 +115,13 @@ for s in ${steps//,/ }; do
   esac
 done
 for v in ${variants//,/ }; do
-  case "$v" in full|lean) ;;
-    *) echo "gpu-check: unknown step variant '$v' in --variants (full, lean)" >&2; exit 2 ;;
+  case "$v" in full|lean|overlap|overlap:[1-9]|overlap:1[0-6]) ;;
+    *) echo "gpu-check: unknown step variant '$v' in --variants (full, lean, overlap, or" \
+         "overlap:N for Simple's messages in N slices, 1 to 16)" >&2; exit 2 ;;
   esac
 done
+# The step variants alone, each once, for the latency benchmark (slices move big messages only).
+latency_variants=$(tr ',' '\n' <<<"$variants" | cut -d: -f1 | awk '!seen[$0]++' | paste -sd, -)
 for v in "$jobs" "$budget" "$test_timeout"; do
   [[ $v =~ ^[0-9]+$ ]] || { echo "gpu-check: '$v' is not a whole number of jobs or seconds" >&2; exit 2; }
 done
@@ -311,14 +316,14 @@ device_step() {  # name: false (and a note) without a GPU
 
 # ---- the step-latency benchmark: the floor beside Weft per step, every variant in one run -------
 if begin latency && device_step latency; then
-  step "step latency (weft-latency), variants $variants"
+  step "step latency (weft-latency), variants $latency_variants"
   latency_file="$work/latency.txt"
-  if timeout 300 "$build/runtime/tools/weft-latency/weft-latency" --variants "$variants" \
+  if timeout 300 "$build/runtime/tools/weft-latency/weft-latency" --variants "$latency_variants" \
       > "$latency_file" 2>&1; then :; else fail "weft-latency"; fi
   cat "$latency_file"
-  { echo "## step latency: weft-latency --variants $variants"; cat "$latency_file"; echo; } >> "$tables"
+  { echo "## step latency: weft-latency --variants $latency_variants"; cat "$latency_file"; echo; } >> "$tables"
   # Target: a step (the marginal cost per hop of the longest chain) at most 2x the floor.
-  awk '/^  (full|lean) / && $6 != "-" && $3 == 64 {
+  awk '/^  (full|lean|overlap) / && $6 != "-" && $3 == 64 {
       verdict = ($7 <= 2) ? "PASS" : "MISS";
       printf "%s step latency [%s] %s: %.3f us a step, %.2fx the ping-pong floor (target <= 2x)\n", verdict, $1, $2, $6, $7 }' \
     "$latency_file" | tee -a "$summary"
@@ -334,7 +339,8 @@ perf_cells=0
 perf_beyond=0
 first_variant=${variants%%,*}
 for variant in ${variants//,/ }; do
-export WEFT_STEP=$variant
+export WEFT_STEP=${variant%%:*}
+if [[ $variant == *:* ]]; then export WEFT_SIMPLE_SLICES=${variant#*:}; else unset WEFT_SIMPLE_SLICES; fi
 # ---- tests --------------------------------------------------------------------------------------
 if begin tests; then
   if [[ $variant == "$first_variant" ]]; then  # they run no kernel: once is enough
@@ -585,7 +591,7 @@ if begin bench && device_step bench; then
 fi
 
 done
-unset WEFT_STEP
+unset WEFT_STEP WEFT_SIMPLE_SLICES
 ((perf_runs)) && note "weft-perf correctness runs: $perf_runs, failed: $perf_failed, not resident on one GPU: $perf_unfit, nothing in band: $perf_unchecked, band above the step's sizes: $perf_beyond; cells checked: $perf_cells"
 
 # ---- multi-process (CUDA IPC), when there are GPUs for it ---------------------------------------

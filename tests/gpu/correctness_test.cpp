@@ -84,6 +84,7 @@ TEST_CASE("steps with more pieces than a slot holds go as several messages", "[g
   options.simple.slot_bytes = 1024;
   options.ll128.slot_bytes = 1024;
   options.simple.fifo_depth = options.ll.fifo_depth = options.ll128.fifo_depth = 32;
+  options.simple_slices = 1;  // the smallest slot cannot be cut into slices
   // Two ranks exchange all 72 chunks in one step each (MSCCL's limit is cnt < 72; Weft's is
   // higher).
   ir::Algorithm wide = perf::wide_exchange(72, ir::Protocol::LL);

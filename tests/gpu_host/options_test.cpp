@@ -48,7 +48,45 @@ TEST_CASE("every variable is read", "[options]") {
   CHECK(o.threads == 256);
   CHECK(o.max_tile_bytes == 512);
   CHECK(o.step == StepVariant::Full);
-  CHECK(&o.protocol(ir::Protocol::LL) == &o.ll);
+  CHECK(&o.configured(ir::Protocol::LL) == &o.ll);
+  CHECK(o.protocol(ir::Protocol::LL).slot_bytes == o.ll.slot_bytes);
+}
+
+TEST_CASE("the overlap step and Simple's slices: read, and the FIFO cut into the slices",
+          "[options]") {
+  auto options = runtime_options_from_env(fake({{"WEFT_STEP", "overlap"},
+                                                {"WEFT_SIMPLE_SLICES", "4"},
+                                                {"WEFT_FIFO_DEPTH", "3"},
+                                                {"WEFT_SIMPLE_SLOT_BYTES", "512K"}}));
+  INFO(options.status().str());
+  REQUIRE(options.ok());
+  const RuntimeOptions& o = options.value();
+  CHECK(o.step == StepVariant::Overlap);
+  CHECK(std::string(to_string(o.step)) == "overlap");
+  CHECK(o.simple_slices == 4);
+  // As set, and as laid out: the same memory in four times as many slots.
+  CHECK(o.configured(ir::Protocol::Simple).slot_bytes == 512 * 1024);
+  CHECK(o.configured(ir::Protocol::Simple).fifo_depth == 3);
+  CHECK(o.protocol(ir::Protocol::Simple).slot_bytes == 128 * 1024);
+  CHECK(o.protocol(ir::Protocol::Simple).fifo_depth == 12);
+  // LL and LL128 have no slices.
+  CHECK(o.protocol(ir::Protocol::LL).fifo_depth == 3);
+  CHECK(o.protocol(ir::Protocol::LL128).slot_bytes == o.ll128.slot_bytes);
+  // A slice must still be a slot: 1 KB at least, whole 128-byte lines.
+  auto small = runtime_options_from_env(fake(
+      {{"WEFT_STEP", "overlap"}, {"WEFT_SIMPLE_SLICES", "8"}, {"WEFT_SIMPLE_SLOT_BYTES", "4K"}}));
+  REQUIRE_FALSE(small.ok());
+  CHECK_THAT(small.status().message, Catch::Contains("WEFT_SIMPLE_SLICES='8'") &&
+                                         Catch::Contains("4096-byte Simple slot"));
+  auto uneven =
+      runtime_options_from_env(fake({{"WEFT_STEP", "overlap"}, {"WEFT_SIMPLE_SLICES", "3"}}));
+  REQUIRE_FALSE(uneven.ok());
+  CHECK_THAT(uneven.status().message, Catch::Contains("262144-byte"));
+  // Slices are the overlap step's: with another step they are refused, not ignored.
+  auto lean = runtime_options_from_env(fake({{"WEFT_SIMPLE_SLICES", "2"}}));
+  REQUIRE_FALSE(lean.ok());
+  CHECK_THAT(lean.status().message, Catch::Contains("WEFT_SIMPLE_SLICES='2'") &&
+                                        Catch::Contains("WEFT_STEP=overlap"));
 }
 
 TEST_CASE("bad values are refused with the variable, the value and the range", "[options]") {
@@ -69,7 +107,10 @@ TEST_CASE("bad values are refused with the variable, the value and the range", "
       {"WEFT_NTHREADS", "1024"},
       {"WEFT_TILE_BYTES", "-5"},
       {"WEFT_STEP", "fast"},
-      {"WEFT_STEP", "Lean"}};
+      {"WEFT_STEP", "Lean"},
+      {"WEFT_SIMPLE_SLICES", "0"},
+      {"WEFT_SIMPLE_SLICES", "17"},
+      {"WEFT_SIMPLE_SLICES", "two"}};
   for (const auto& [name, value] : bad) {
     auto options = runtime_options_from_env(fake({{name, value}}));
     INFO(name << "=" << value);
@@ -103,6 +144,13 @@ TEST_CASE("check() guards options built in code", "[options]") {
   o = RuntimeOptions{};
   o.timeout_s = 0;
   CHECK_FALSE(check(o).ok());
+  o = RuntimeOptions{};
+  o.simple_slices = 0;
+  CHECK_FALSE(check(o).ok());
+  o.simple_slices = 2;
+  CHECK_FALSE(check(o).ok());  // not the overlap step
+  o.step = StepVariant::Overlap;
+  CHECK(check(o).ok());
 }
 
 }  // namespace

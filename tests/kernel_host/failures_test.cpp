@@ -70,6 +70,8 @@ TEST_CASE("failures: a FIFO too shallow for the algorithm times out on the free 
     RuntimeOptions shallow = short_timeout();
     shallow.max_tile_bytes = 0;  // one tile: the third message is the first that cannot go
     shallow.simple.fifo_depth = shallow.ll.fifo_depth = shallow.ll128.fifo_depth = 2;
+    // Slices would cut the slots into more (their depth × slices): one message a slot here.
+    shallow.simple_slices = 1;
     auto e = emulate_on_host(perf::three_ahead(proto), shallow);
     const Status status = run_until_timeout(*e, DataType::Float);
     CHECK_THAT(status.message, Catch::Contains("/ step 2") && Catch::Contains("tile 0") &&

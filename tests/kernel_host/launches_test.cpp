@@ -72,7 +72,8 @@ TEST_CASE("launches: the step variant reaches the kernel, and each continues the
           "[kernel-host][launches]") {
   int calls = 0;
   for (const ir::Protocol proto : kProtocols) {
-    for (const StepVariant variant : {StepVariant::Full, StepVariant::Lean}) {
+    for (const StepVariant variant :
+         {StepVariant::Full, StepVariant::Lean, StepVariant::Overlap}) {
       INFO(ir::to_string(proto) << ", " << to_string(variant) << " step");
       const ir::Algorithm algo = perf::ring_allreduce(4, proto, 2);
       auto host = make_host_transport(algo.ngpus);
@@ -80,6 +81,7 @@ TEST_CASE("launches: the step variant reaches the kernel, and each continues the
       auto recording = std::make_shared<RecordingTransport>(host.value());
       RuntimeOptions options = host_options();
       options.step = variant;
+      if (variant != StepVariant::Overlap) options.simple_slices = 1;  // the overlap step's only
       auto e = emulate_over(std::shared_ptr<Transport>(recording), perf::make_host_perf_device(),
                             algo, options);
       const cpu::Executor executor(algo, standard_spec(algo, 0));
@@ -93,12 +95,18 @@ TEST_CASE("launches: the step variant reaches the kernel, and each continues the
       REQUIRE(call.value()->run(*e->comm, e->handle, ReduceOp::Sum, -1, nullptr).ok());
       const auto& launch = recording->recorder().last();
       REQUIRE(launch.has_value());
-      CHECK(launch->args.lean_steps == (variant == StepVariant::Lean ? 1u : 0u));
-      // The other variant, launched on the counters and flags this one left (out of place, the
-      // same inputs: the same result): both keep the same per-connection state, so either may
-      // follow the other.
+      CHECK(launch->args.lean_steps == (variant != StepVariant::Full ? 1u : 0u));
+      CHECK(launch->args.overlap_steps == (variant == StepVariant::Overlap ? 1u : 0u));
+      // The overlap step's Simple kernel has a poster warp besides the workers.
+      if (variant == StepVariant::Overlap && proto == ir::Protocol::Simple) {
+        CHECK(launch->threads >= 64);
+      }
+      // Another variant (full after lean or overlap, lean after full), launched on the counters
+      // and flags this one left (out of place, the same inputs: the same result): all keep the
+      // same per-connection state, so any may follow another.
       RecordingRuntime::Launch other = *launch;
-      other.args.lean_steps = 1u - launch->args.lean_steps;
+      other.args.lean_steps = variant == StepVariant::Full ? 1u : 0u;
+      other.args.overlap_steps = 0;
       REQUIRE(recording->recorder().relaunch(other).ok());
       const Status async = e->comm->async_error();
       INFO(async.str());
@@ -115,6 +123,47 @@ TEST_CASE("launches: the step variant reaches the kernel, and each continues the
   report_calls("step variants", calls);
 }
 
+TEST_CASE("launches: Simple slices: a step moves a group of tiles as that many messages",
+          "[kernel-host][launches]") {
+  // Tiles of 64 bytes, so that a call has many and a group of slices is often cut short by the
+  // last tile; each slice a slot of its own (the FIFO's memory the same), under the overlap step
+  // (whose they are), call after call on one communicator.
+  int calls = 0;
+  for (const StepVariant variant : {StepVariant::Overlap}) {
+    for (const int slices : {2, 3, 8}) {
+      for (const ir::Algorithm& algo : {perf::ring_allreduce(4, ir::Protocol::Simple, 2),
+                                        perf::allpairs_chain_allreduce(3, ir::Protocol::Simple,
+                                                                       true)}) {
+        INFO(algo.name << ", " << to_string(variant) << " step, " << slices << " slices");
+        auto host = make_host_transport(algo.ngpus);
+        REQUIRE(host.ok());
+        auto recording = std::make_shared<RecordingTransport>(host.value());
+        RuntimeOptions options = host_options();
+        options.step = variant;
+        options.max_tile_bytes = 64;
+        options.simple.slot_bytes = 384 * 1024;  // cut into 2, 3 or 8 slots of 128-byte lines
+        options.simple_slices = slices;
+        auto e = emulate_over(std::shared_ptr<Transport>(recording),
+                              perf::make_host_perf_device(), algo, options);
+        for (const std::size_t chunk : {kChunk, kLongChunk, std::size_t{3}}) {
+          for (const bool in_place : {false, true}) {
+            CHECK(run_checked(*e, {chunk, DataType::Float, ReduceOp::Sum, in_place}) == 0);
+            ++calls;
+          }
+        }
+        CHECK(run_checked(*e, {kLongChunk, DataType::Int8, ReduceOp::Max, false}) == 0);
+        ++calls;
+        const auto& launch = recording->recorder().last();
+        REQUIRE(launch.has_value());
+        CHECK(launch->args.slices == static_cast<std::uint32_t>(slices));
+        CHECK(launch->args.fifo_depth == static_cast<std::uint32_t>(4 * slices));
+        CHECK(launch->args.slot_bytes == 384 * 1024 / static_cast<std::size_t>(slices));
+      }
+    }
+  }
+  report_calls("slices", calls);
+}
+
 TEST_CASE("launches: steps with more pieces than a slot holds go as several messages",
           "[kernel-host][launches]") {
   // The smallest slots (1 KB) and tiles of 16 bytes: a cnt-72 step needs 72 pieces, more than
@@ -124,6 +173,8 @@ TEST_CASE("launches: steps with more pieces than a slot holds go as several mess
   options.max_tile_bytes = 16;
   options.simple.slot_bytes = options.ll.slot_bytes = options.ll128.slot_bytes = 1024;
   options.simple.fifo_depth = options.ll.fifo_depth = options.ll128.fifo_depth = 32;
+  // A 1 KB slot is the smallest: it cannot be cut into slices (the slices' own test below).
+  options.simple_slices = 1;
   // Two ranks exchange all 72 chunks in one step each (MSCCL's limit is cnt < 72; Weft's is
   // higher).
   ir::Algorithm wide = perf::wide_exchange(72, ir::Protocol::LL);

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
@@ -35,25 +36,44 @@ inline ir::Algorithm test_data_algorithm(const std::string& file, ir::Protocol p
   return algo;
 }
 
-// The step variant the tests run: WEFT_STEP (full or lean; unset: the default), so that one
-// suite proves both (tests/kernel_host/CMakeLists.txt runs the host-mode suite once more under
-// the variant that is not the default; gpu-check.sh the GPU tests). A value that is neither stops
-// the run rather than testing the default under another name.
+// The step variant the tests run: WEFT_STEP (full, lean or overlap; unset: the default), so that
+// one suite proves each (tests/kernel_host/CMakeLists.txt runs the host-mode suite once more
+// under each variant that is not the default; gpu-check.sh the GPU tests). A value that is none
+// of them stops the run rather than testing the default under another name.
 inline StepVariant step_variant_under_test() {
   const char* text = std::getenv("WEFT_STEP");
   if (text == nullptr || *text == '\0') return RuntimeOptions{}.step;
   const auto variant = parse_step_variant(text);
   if (!variant) {
-    std::fprintf(stderr, "WEFT_STEP='%s': expected full or lean\n", text);
+    std::fprintf(stderr, "WEFT_STEP='%s': expected full, lean or overlap\n", text);
     std::abort();
   }
   return *variant;
 }
 
-// A test communicator's options: the defaults, with the step variant under test.
+// Simple's slices under test: WEFT_SIMPLE_SLICES (unset: the default), checked as the runtime
+// checks it; a bad value stops the run.
+inline int slices_under_test() {
+  const char* text = std::getenv("WEFT_SIMPLE_SLICES");
+  if (text == nullptr || *text == '\0') return RuntimeOptions{}.simple_slices;
+  // Read with the step under test: slices are the overlap step's.
+  auto options = runtime_options_from_env([text](const char* name) -> const char* {
+    const std::string_view variable(name);
+    if (variable == "WEFT_SIMPLE_SLICES") return text;
+    return variable == "WEFT_STEP" ? std::getenv("WEFT_STEP") : nullptr;
+  });
+  if (!options.ok()) {
+    std::fprintf(stderr, "%s\n", options.status().message.c_str());
+    std::abort();
+  }
+  return options.value().simple_slices;
+}
+
+// A test communicator's options: the defaults, with the step variant and slices under test.
 inline RuntimeOptions test_options() {
   RuntimeOptions o;
   o.step = step_variant_under_test();
+  o.simple_slices = slices_under_test();
   return o;
 }
 

@@ -61,9 +61,42 @@ struct CtaShared {
   std::uint64_t head_seen;
   std::uint64_t tail_seen;
   WaitSite site;  // where thread 0's wait phase is, for its reports (data phases: site_of)
-  // Merged re: the further sources of the current step, at piece 0 of the current tile.
-  const char* extra[kMaxReduceSources - 1];
+  // Merged re: the further sources of the current step, at piece 0 of the current tile. Two
+  // sets: the overlap step's thread 0 writes the next message's while the other workers may
+  // still read the current one's (message parity); the other steps use set 0.
+  const char* extra[2][kMaxReduceSources - 1];
+  // The overlap step: 1 + the message whose wait failed (thread 0's), 0 while none has. Read by
+  // the workers after that message's ready barrier and by the poster warp after its done
+  // barrier; thread 0 may write it for a later message while they read it for an earlier one,
+  // hence the message's number (load_cta_word / store_cta_word).
+  std::uint64_t stop;
 };
+
+// Named barriers of the overlap step (overlap_step.cuh); 0 is __syncthreads'.
+inline constexpr unsigned kReadyBarrier = 1;    // the workers wait for thread 0's wait phase
+inline constexpr unsigned kDoneBarrier = 2;     // the poster warp waits for the workers' data
+inline constexpr unsigned kWorkersBarrier = 3;  // the workers alone (a step's serial pieces)
+
+// The threads that move a step's data: the whole CTA, or (the overlap step, Simple) every warp
+// but the last, which posts.
+struct Workers {
+  std::uint32_t index;  // this thread among them
+  std::uint32_t count;
+  bool subset;  // not the whole CTA: they meet at kWorkersBarrier, not __syncthreads
+};
+
+__device__ __forceinline__ Workers whole_cta() {
+  return Workers{threadIdx.x, blockDim.x, false};
+}
+
+// A barrier of the workers alone: every thread that moves data has finished what it did before.
+__device__ __forceinline__ void workers_barrier(Workers workers) {
+  if (workers.subset) {
+    named_barrier_sync(kWorkersBarrier, workers.count);
+  } else {
+    __syncthreads();
+  }
+}
 
 // Which step a thread is in, for the report of a wait in the data phase (LL and LL128 lines):
 // built by the reporting thread itself, because thread 0's cs.site may already name the next

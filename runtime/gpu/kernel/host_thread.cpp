@@ -28,6 +28,29 @@ std::uint32_t GroupBarrier::arrive_and_wait(std::uint32_t bits) {
   return result_;
 }
 
+bool NamedBarrier::come(int count) {
+  if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 != count) return false;
+  // The last of the round: nobody of the next round can come before the generation moves.
+  arrived_.store(0, std::memory_order_relaxed);
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
+  return true;
+}
+
+void NamedBarrier::arrive(int count) {
+  // Release: what this thread did before is seen by those that wait for the round (acq_rel
+  // above, and the release of whoever ends it).
+  static_cast<void>(come(count));
+}
+
+void NamedBarrier::sync(int count) {
+  const std::uint32_t generation = generation_.load(std::memory_order_acquire);
+  if (come(count)) return;
+  while (generation_.load(std::memory_order_acquire) == generation) {
+    generation_.wait(generation, std::memory_order_acquire);
+  }
+}
+
 Cta::Cta(int threads) : block_(threads) {
   for (int first = 0; first < threads; first += kWarpSize) {
     const int lanes = threads - first < kWarpSize ? threads - first : kWarpSize;

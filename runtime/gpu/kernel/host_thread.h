@@ -48,6 +48,28 @@ class GroupBarrier {
   std::uint32_t result_ = 0;
 };
 
+// A named barrier (PTX bar.sync / bar.arrive with an id and a thread count): a round ends when
+// `count` threads have come, some of which only arrive (they go on at once) while the others
+// wait for the round to end. As on the GPU, a thread must not arrive for the next round before
+// the current one has ended; the kernel orders its uses so that it cannot.
+class NamedBarrier {
+ public:
+  NamedBarrier() = default;
+  NamedBarrier(const NamedBarrier&) = delete;
+  NamedBarrier& operator=(const NamedBarrier&) = delete;
+
+  void sync(int count);
+  void arrive(int count);
+
+ private:
+  // True when this arrival ended the round.
+  bool come(int count);
+  std::atomic<int> arrived_{0};
+  std::atomic<std::uint32_t> generation_{0};
+};
+
+inline constexpr int kNamedBarriers = 16;  // as many as a CTA has on the GPU
+
 // One CTA's shared state: its barriers and its __shared__ variables.
 class Cta {
  public:
@@ -57,6 +79,7 @@ class Cta {
 
   GroupBarrier& block() { return block_; }
   GroupBarrier& warp(unsigned thread) { return *warps_[thread / kWarpSize]; }
+  NamedBarrier& named(unsigned id) { return named_[id % kNamedBarriers]; }
   // The CTA's instance of a __shared__ variable, told apart by the address of a static object of
   // its declaration (WEFT_CTA_SHARED); zero-filled by the first thread that asks.
   void* shared(const void* site, std::size_t bytes);
@@ -64,6 +87,7 @@ class Cta {
  private:
   GroupBarrier block_;
   std::vector<std::unique_ptr<GroupBarrier>> warps_;
+  NamedBarrier named_[kNamedBarriers];
   std::mutex shared_mutex_;
   std::map<const void*, std::unique_ptr<std::byte[]>> shared_;
 };

@@ -21,8 +21,9 @@
 // The parts, one file each (as NCCL splits its primitives): cta_shared.cuh (step kinds, the CTA's
 // shared state, piece addresses), protocol_simple.cuh (Simple and local steps),
 // protocol_words.cuh (what LL and LL128 share), protocol_ll.cuh, protocol_ll128.cuh,
-// wait_post.cuh (the wait and post phases), scaling.cuh (avg's premultiplication); this file
-// starts the CTA and runs the loop.
+// wait_post.cuh (the wait and post phases), overlap_step.cuh (the overlap step's warp roles),
+// scaling.cuh (avg's premultiplication); this file starts the CTA and runs the full and lean
+// steps' loop.
 #pragma once
 
 #include <cstddef>
@@ -33,6 +34,7 @@
 #include "primitives.cuh"
 #include "protocol_ll.cuh"
 #include "protocol_ll128.cuh"
+#include "overlap_step.cuh"
 #include "protocol_simple.cuh"
 #include "wait_post.cuh"
 #include "weft/gpu/device_abi.h"
@@ -82,55 +84,23 @@ __device__ __forceinline__ const CtaDescriptor* shared_descriptor(CtaShared& cs)
   return copy;
 }
 
-// ---- the kernel ---------------------------------------------------------------------------------
-
+// The full and lean steps (and LL and LL128 under the overlap step): every thread moves data;
+// thread 0 waits and posts between CTA barriers. False when the CTA stopped on a failure
+// (reported). Simple's slices are the overlap step's (overlap_step.cuh): here a message is a
+// tile's, as the kernel was measured.
+//
+// Lean steps (RuntimeOptions::step) leave out the barrier after a wait phase that waits for
+// nothing and the one before a post phase that posts nothing. Every thread decides alike (from
+// the step, the protocol and its counters), and never leaves out both around one data phase
+// boundary: two consecutive data phases always have a barrier between them, so that a step
+// reads what the step before it wrote, whichever threads wrote it. Neither left-out barrier can
+// carry a failure: a phase with nothing to wait for cannot time out, and only a receiving LL or
+// LL128 step's data phase can, which always posts (its acknowledgement).
 template <class Type, class Op, int kProtocol>
-__global__ void __launch_bounds__(kMaxThreads, 1)
-    interpreter_kernel(const __grid_constant__ LaunchArgs args) {
-  WEFT_CTA_SHARED(CtaShared, cs);
-  const CtaDescriptor* descriptor = args.ctas + blockIdx.x;
-  copy_descriptor(cs, descriptor);
-  __syncthreads();
-  int stop = 0;
-  if (threadIdx.x == 0) {
-    const ThreadblockState start = *descriptor->state;
-    const RankPointers& pointers = args.buffers[descriptor->local_index];
-    cs.descriptor = shared_descriptor(cs);
-    cs.input = pointers.input;
-    cs.output = pointers.output;
-    cs.scratch = pointers.scratch;
-    cs.launch = start.launches + 1;
-    cs.start.sent = start.sent;
-    cs.start.received = start.received;
-    cs.head_seen = 0;
-    cs.tail_seen = 0;
-    cs.site.rank = descriptor->rank;
-    cs.site.threadblock = descriptor->threadblock;
-    cs.site.channel = descriptor->channel;
-    cs.site.launch = cs.launch;
-    cs.site.ir_step = cs.site.flat_step = cs.site.part = 0;
-    cs.site.tile = 0;
-    if (failed_before(args)) {
-      // A graph replayed after a failure: leave at once, touching nothing, and say so.
-      report_failure(args, cs.site, -1, WaitKind::Aborted, -1, -1, -1, 0, 0, 0);
-      stop = 1;
-    } else {
-      announce_arrival(*descriptor, cs.launch);
-    }
-  }
-  if (__syncthreads_or(stop)) return;
-
-  // Lean steps (RuntimeOptions::step) leave out the barrier after a wait phase that waits for
-  // nothing and the one before a post phase that posts nothing. Every thread decides alike (from
-  // the step, the protocol and its counters), and never leaves out both around one data phase
-  // boundary: two consecutive data phases always have a barrier between them, so that a step
-  // reads what the step before it wrote, whichever threads wrote it. Neither left-out barrier can
-  // carry a failure: a phase with nothing to wait for cannot time out, and only a receiving LL or
-  // LL128 step's data phase can, which always posts (its acknowledgement).
+__device__ __forceinline__ bool lean_steps(const LaunchArgs& args, CtaShared& cs, Counters& c) {
   const bool lean = args.lean_steps != 0;
-  Counters c = cs.start;
   bool barrier_since_data = true;  // the start's barrier
-  const std::int32_t steps = descriptor->step_count;
+  const std::int32_t steps = cs.descriptor->step_count;
   bool failed = false;
   for (std::uint64_t tile = 0; tile < args.tiles && !failed; ++tile) {
     const std::uint64_t tile_start = tile * args.tile_elements;
@@ -159,7 +129,7 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
           cs.site.flat_step = f;
           cs.site.part = static_cast<std::int32_t>(part);
           cs.site.tile = tile;
-          fail = wait_phase(args, cs, c, step, tile, kProtocol, part == 0) ? 0 : 1;
+          fail = wait_phase(args, cs, c, step, tile, tile, kProtocol, part == 0, 0) ? 0 : 1;
         }
         if (waits || !barrier_since_data) {
           if (__syncthreads_or(fail)) {
@@ -168,7 +138,7 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
           }
         }
         if (kProtocol == kSimple) {
-          bulk_step<Type, Op>(args, cs, c, *step, tile, len, first, n);
+          bulk_step<Type, Op>(args, cs, c, *step, tile, len, first, n, cs.extra[0], whole_cta());
         } else if (local) {
           local_step<Type, Op>(args, cs, step, tile, len, first, n);
         } else if (kProtocol == kLL) {
@@ -192,12 +162,64 @@ __global__ void __launch_bounds__(kMaxThreads, 1)
           }
         }
         if (threadIdx.x == 0) {
-          post_phase(args, cs, c, *step, tile, f, kProtocol, part + 1 == parts, part);
+          post_phase(args, cs, c, *step, tile, tile, f, kProtocol, part + 1 == parts, part);
         }
         if (step_receives(type)) ++c.received;
         if (step_sends(type)) ++c.sent;
       }
     }
+  }
+  return !failed;
+}
+
+// ---- the kernel ---------------------------------------------------------------------------------
+
+template <class Type, class Op, int kProtocol>
+__global__ void __launch_bounds__(kMaxThreads, 1)
+    interpreter_kernel(const __grid_constant__ LaunchArgs args) {
+  WEFT_CTA_SHARED(CtaShared, cs);
+  const CtaDescriptor* descriptor = args.ctas + blockIdx.x;
+  copy_descriptor(cs, descriptor);
+  __syncthreads();
+  int stop = 0;
+  if (threadIdx.x == 0) {
+    const ThreadblockState start = *descriptor->state;
+    const RankPointers& pointers = args.buffers[descriptor->local_index];
+    cs.descriptor = shared_descriptor(cs);
+    cs.input = pointers.input;
+    cs.output = pointers.output;
+    cs.scratch = pointers.scratch;
+    cs.launch = start.launches + 1;
+    cs.start.sent = start.sent;
+    cs.start.received = start.received;
+    cs.head_seen = 0;
+    cs.tail_seen = 0;
+    cs.stop = 0;
+    cs.site.rank = descriptor->rank;
+    cs.site.threadblock = descriptor->threadblock;
+    cs.site.channel = descriptor->channel;
+    cs.site.launch = cs.launch;
+    cs.site.ir_step = cs.site.flat_step = cs.site.part = 0;
+    cs.site.tile = 0;
+    if (failed_before(args)) {
+      // A graph replayed after a failure: leave at once, touching nothing, and say so.
+      report_failure(args, cs.site, -1, WaitKind::Aborted, -1, -1, -1, 0, 0, 0);
+      stop = 1;
+    } else {
+      announce_arrival(*descriptor, cs.launch);
+    }
+  }
+  if (__syncthreads_or(stop)) return;
+
+  Counters c = cs.start;
+  bool failed = false;
+  if constexpr (kProtocol == kSimple) {
+    // The overlap step's poster is a warp of its own: a one-warp CTA runs the lean step.
+    failed = args.overlap_steps != 0 && blockDim.x >= 64
+                 ? !overlap_steps<Type, Op>(args, cs, c)
+                 : !lean_steps<Type, Op, kProtocol>(args, cs, c);
+  } else {
+    failed = !lean_steps<Type, Op, kProtocol>(args, cs, c);
   }
   // After a failure the state stays behind: the host refuses further calls on this communicator.
   if (!failed && threadIdx.x == 0) {

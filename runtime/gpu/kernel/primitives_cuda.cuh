@@ -60,6 +60,27 @@ __device__ __forceinline__ void store_post(std::uint64_t* p, std::uint64_t v, bo
   }
 }
 
+// Named barriers: `count` threads (a multiple of 32) of the CTA meet at barrier `id` (1..15; 0 is
+// __syncthreads'). bar.sync waits for the round, bar.arrive only counts itself: the producer
+// side of a producer/consumer pair. Both order the thread's earlier memory accesses before the
+// accesses of the threads that wait for the round (PTX ISA, "bar, barrier": the waiting
+// threads observe what the participating threads did before it).
+__device__ __forceinline__ void named_barrier_sync(unsigned id, unsigned count) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+__device__ __forceinline__ void named_barrier_arrive(unsigned id, unsigned count) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+
+// A word of the CTA's shared memory that one thread may write while others read it (the overlap
+// step's stop word): volatile, so that each access is one access.
+__device__ __forceinline__ std::uint64_t load_cta_word(const std::uint64_t* p) {
+  return *static_cast<const volatile std::uint64_t*>(p);
+}
+__device__ __forceinline__ void store_cta_word(std::uint64_t* p, std::uint64_t v) {
+  *static_cast<volatile std::uint64_t*>(p) = v;
+}
+
 // The process's abort word, in host-mapped memory every device of the process sees.
 __device__ __forceinline__ std::uint32_t load_abort_word(const std::uint32_t* p) {
   std::uint32_t v;

@@ -29,6 +29,21 @@ inline void store_post(std::uint64_t* p, std::uint64_t v, bool /*system*/) {
   std::atomic_ref<std::uint64_t>(*p).store(v, std::memory_order_release);
 }
 
+// Named barriers (bar.sync / bar.arrive id, count): host_thread.h's NamedBarrier.
+inline void named_barrier_sync(unsigned id, unsigned count) {
+  ::weft::gpu::host::this_thread().cta->named(id).sync(static_cast<int>(count));
+}
+inline void named_barrier_arrive(unsigned id, unsigned count) {
+  ::weft::gpu::host::this_thread().cta->named(id).arrive(static_cast<int>(count));
+}
+
+inline std::uint64_t load_cta_word(const std::uint64_t* p) {
+  return std::atomic_ref<const std::uint64_t>(*p).load(std::memory_order_relaxed);
+}
+inline void store_cta_word(std::uint64_t* p, std::uint64_t v) {
+  std::atomic_ref<std::uint64_t>(*p).store(v, std::memory_order_relaxed);
+}
+
 inline std::uint32_t load_abort_word(const std::uint32_t* p) {
   return std::atomic_ref<const std::uint32_t>(*p).load(std::memory_order_relaxed);
 }

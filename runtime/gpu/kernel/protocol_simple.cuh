@@ -24,12 +24,12 @@ template <class Type, class Op, class V>
 __device__ __forceinline__ void process_vectors(std::uint64_t packs, const char* a, const char* b,
                                                 const char* const* extra,
                                                 std::uint64_t extra_offset, int extras, char* out1,
-                                                char* out2) {
+                                                char* out2, Workers workers) {
   // Two vectors in flight per thread: four would not fit the 128 registers every half,
   // bfloat16 and 8-bit instantiation may use at 512 threads without spilling.
   constexpr int kUnroll = 2;
-  const std::uint32_t tid = threadIdx.x;
-  const std::uint32_t nthreads = blockDim.x;
+  const std::uint32_t tid = workers.index;
+  const std::uint32_t nthreads = workers.count;
   const V* va = reinterpret_cast<const V*>(a);
   const V* vb = reinterpret_cast<const V*>(b);
   V* vo1 = reinterpret_cast<V*>(out1);
@@ -77,7 +77,7 @@ __device__ __forceinline__ void process_vectors(std::uint64_t packs, const char*
 template <class Type, class Op>
 __device__ __forceinline__ void process_span(std::uint64_t n, const char* a, const char* b,
                                              const char* const* extra, std::uint64_t extra_offset,
-                                             int extras, char* out1, char* out2) {
+                                             int extras, char* out1, char* out2, Workers workers) {
   using S = typename Type::Storage;
   std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(a) | reinterpret_cast<std::uintptr_t>(b) |
                         reinterpret_cast<std::uintptr_t>(out1) |
@@ -87,16 +87,19 @@ __device__ __forceinline__ void process_span(std::uint64_t n, const char* a, con
   std::uint64_t done = 0;
   if ((bits & 15u) == 0) {
     constexpr std::uint64_t kPer = 16 / sizeof(S);
-    process_vectors<Type, Op, uint4>(n / kPer, a, b, extra, extra_offset, extras, out1, out2);
+    process_vectors<Type, Op, uint4>(n / kPer, a, b, extra, extra_offset, extras, out1, out2,
+                                          workers);
     done = n / kPer * kPer;
   } else if ((bits & 7u) == 0) {
     constexpr std::uint64_t kPer = 8 / sizeof(S);
-    process_vectors<Type, Op, uint2>(n / kPer, a, b, extra, extra_offset, extras, out1, out2);
+    process_vectors<Type, Op, uint2>(n / kPer, a, b, extra, extra_offset, extras, out1, out2,
+                                          workers);
     done = n / kPer * kPer;
   } else if constexpr (sizeof(S) <= 4) {
     if ((bits & 3u) == 0) {
       constexpr std::uint64_t kPer = 4 / sizeof(S);
-      process_vectors<Type, Op, unsigned>(n / kPer, a, b, extra, extra_offset, extras, out1, out2);
+      process_vectors<Type, Op, unsigned>(n / kPer, a, b, extra, extra_offset, extras, out1, out2,
+                                          workers);
       done = n / kPer * kPer;
     }
   }
@@ -104,7 +107,7 @@ __device__ __forceinline__ void process_span(std::uint64_t n, const char* a, con
   const S* sb = reinterpret_cast<const S*>(b);
   S* so1 = reinterpret_cast<S*>(out1);
   S* so2 = reinterpret_cast<S*>(out2);
-  for (std::uint64_t i = done + threadIdx.x; i < n; i += blockDim.x) {
+  for (std::uint64_t i = done + workers.index; i < n; i += workers.count) {
     S v = load_cg(sa + i);
     if (sb != nullptr) v = reduce<Type, Op>(v, load_cg(sb + i));
     for (int k = 0; k < extras; ++k) {
@@ -116,11 +119,14 @@ __device__ __forceinline__ void process_span(std::uint64_t n, const char* a, con
 }
 
 // Pieces [first, first + n) of a Simple, cpy or re step in one tile (one message's worth when
-// the step sends or receives): each piece through process_span.
+// the step sends or receives): each piece through process_span, by `workers` (the whole CTA,
+// or in the overlap step every warp but the poster's). `extra`: a merged reduce's further
+// sources at piece 0 of the tile (wait_phase's).
 template <class Type, class Op>
 __device__ __forceinline__ void bulk_step(const LaunchArgs& args, const CtaShared& cs, Counters c,
                                           const DeviceStep& step, std::uint64_t tile,
-                                          std::uint64_t len, std::uint32_t first, std::uint32_t n) {
+                                          std::uint64_t len, std::uint32_t first, std::uint32_t n,
+                                          const char* const* extra, Workers workers) {
   using S = typename Type::Storage;
   const std::uint8_t type = step.type;
   const CtaDescriptor& d = *cs.descriptor;
@@ -147,36 +153,34 @@ __device__ __forceinline__ void bulk_step(const LaunchArgs& args, const CtaShare
         static_cast<std::uint64_t>(j) * args.chunk_elements * sizeof(S);
     switch (type) {
       case kSend:
-        process_span<Type, Op>(len, src, nullptr, cs.extra, 0, 0, slot_out, nullptr);
+        process_span<Type, Op>(len, src, nullptr, extra, 0, 0, slot_out, nullptr, workers);
         break;
       case kRecv:
-        process_span<Type, Op>(len, slot_in, nullptr, cs.extra, 0, 0, dst, nullptr);
+        process_span<Type, Op>(len, slot_in, nullptr, extra, 0, 0, dst, nullptr, workers);
         break;
       case kRecvCopySend:
-        process_span<Type, Op>(len, slot_in, nullptr, cs.extra, 0, 0, dst, slot_out);
+        process_span<Type, Op>(len, slot_in, nullptr, extra, 0, 0, dst, slot_out, workers);
         break;
       case kRecvReduceSend:
-        process_span<Type, Op>(len, slot_in, src, cs.extra, 0, 0, slot_out, nullptr);
+        process_span<Type, Op>(len, slot_in, src, extra, 0, 0, slot_out, nullptr, workers);
         break;
       case kRecvReduceCopy:
-        process_span<Type, Op>(len, slot_in, src, cs.extra, 0, 0, dst, nullptr);
+        process_span<Type, Op>(len, slot_in, src, extra, 0, 0, dst, nullptr, workers);
         break;
       case kRecvReduceCopySend:
-        process_span<Type, Op>(len, slot_in, src, cs.extra, 0, 0, dst, slot_out);
+        process_span<Type, Op>(len, slot_in, src, extra, 0, 0, dst, slot_out, workers);
         break;
       case kCopy:
-        process_span<Type, Op>(len, src, nullptr, cs.extra, 0, 0, dst, nullptr);
+        process_span<Type, Op>(len, src, nullptr, extra, 0, 0, dst, nullptr, workers);
         break;
       case kReduce:
-        process_span<Type, Op>(len, dst, src, cs.extra, extra_offset, extras, dst, nullptr);
+        process_span<Type, Op>(len, dst, src, extra, extra_offset, extras, dst, nullptr, workers);
         break;
       default:
         break;
     }
     // Shifted overlap between what this piece writes and a later piece reads.
-    if ((step.flags & kStepSerialPieces) != 0 && q + 1 < n) {
-      __syncthreads();
-    }
+    if ((step.flags & kStepSerialPieces) != 0 && q + 1 < n) workers_barrier(workers);
   }
 }
 
@@ -186,7 +190,8 @@ template <class Type, class Op>
 __device__ WEFT_NOINLINE void local_step(const LaunchArgs& args, const CtaShared& cs,
                                          const DeviceStep* step, std::uint64_t tile,
                                          std::uint64_t len, std::uint32_t first, std::uint32_t n) {
-  bulk_step<Type, Op>(args, cs, cs.start, *step, tile, len, first, n);  // no FIFO: counters unused
+  // No FIFO: counters unused.
+  bulk_step<Type, Op>(args, cs, cs.start, *step, tile, len, first, n, cs.extra[0], whole_cta());
 }
 
 }  // namespace WEFT_KERNEL_BUILD

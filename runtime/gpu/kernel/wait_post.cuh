@@ -70,9 +70,13 @@ __device__ __forceinline__ bool step_posts(const DeviceStep& step, int protocol,
 
 // Dependencies are waited for before the first message of a step only. Polls are relaxed, then
 // one acquire fence (fence_after_poll) makes what the awaited side published visible.
+// `tile` is the message's tile, `group` the tiles a step moves before the next (slices,
+// LaunchArgs::slices): dependencies are per group. `extra_set`: which of cs.extra's two sets a
+// merged reduce's sources go to.
 inline __device__ WEFT_NOINLINE bool wait_phase(const LaunchArgs& args, CtaShared& cs, Counters c,
                                                 const DeviceStep* step, std::uint64_t tile,
-                                                int protocol, bool first_part) {
+                                                std::uint64_t group, int protocol,
+                                                bool first_part, std::uint32_t extra_set) {
   const CtaDescriptor& d = *cs.descriptor;
   const bool system = args.system_scope != 0;
   const bool lean = args.lean_steps != 0;
@@ -81,7 +85,7 @@ inline __device__ WEFT_NOINLINE bool wait_phase(const LaunchArgs& args, CtaShare
     const std::uint64_t* flag =
         d.flags + static_cast<std::uint64_t>(dep.threadblock) * kFlagStrideWords;
     const std::uint64_t target =
-        dependency_flag(cs.launch, tile, static_cast<std::uint64_t>(dep.steps),
+        dependency_flag(cs.launch, group, static_cast<std::uint64_t>(dep.steps),
                         static_cast<std::uint64_t>(dep.step));
     std::uint64_t seen = load_poll(flag, false);
     if (!flag_reached(seen, target)) {
@@ -114,7 +118,7 @@ inline __device__ WEFT_NOINLINE bool wait_phase(const LaunchArgs& args, CtaShare
   if (step->type == kReduce) {
     for (std::int32_t k = 0; k < step->source_count; ++k) {
       const DeviceSource source = d.sources[step->first_source + k];
-      cs.extra[k] = buffer_base(cs, source.buffer) +
+      cs.extra[extra_set][k] = buffer_base(cs, source.buffer) +
                     (static_cast<std::uint64_t>(source.offset) * args.chunk_elements +
                      tile * args.tile_elements) *
                         args.element_bytes;
@@ -146,7 +150,7 @@ inline __device__ WEFT_NOINLINE void post_message_size(const LaunchArgs& args,
                     args.slot_bytes, protocol == kLL && sent % kLLCleanPeriod < args.fifo_depth);
 }
 
-// Completion is published after the last message of a step only: one release fence, cumulative
+// Completion is published after the last message of a step (its last part and slice) only: one release fence, cumulative
 // through the barrier before it (every thread's payload stores and slot reads are done), then
 // relaxed stores of every counter the step advances (NCCL's postPeer). A message towards a proxy
 // (d.send_descriptors) first leaves its size in the proxy's
@@ -154,8 +158,8 @@ inline __device__ WEFT_NOINLINE void post_message_size(const LaunchArgs& args,
 // proxy polls.
 __device__ __forceinline__ void post_phase(const LaunchArgs& args, const CtaShared& cs, Counters c,
                                            const DeviceStep& step, std::uint64_t tile,
-                                           std::int32_t flat_step, int protocol, bool last_part,
-                                           std::uint32_t part) {
+                                           std::uint64_t group, std::int32_t flat_step,
+                                           int protocol, bool last_part, std::uint32_t part) {
   const CtaDescriptor& d = *cs.descriptor;
   const bool acknowledge = step_receives(step.type);
   const bool proxied = d.send_descriptors != nullptr;
@@ -171,7 +175,7 @@ __device__ __forceinline__ void post_phase(const LaunchArgs& args, const CtaShar
   if (post) store_post(d.send_tail, c.sent + 1, system);
   if (publish) {
     store_post(d.flags + static_cast<std::uint64_t>(d.threadblock) * kFlagStrideWords,
-               dependency_flag(cs.launch, tile, static_cast<std::uint64_t>(d.step_count),
+               dependency_flag(cs.launch, group, static_cast<std::uint64_t>(d.step_count),
                                static_cast<std::uint64_t>(flat_step)),
                false);
   }

@@ -167,7 +167,7 @@ class Run {
         result_(result),
         costs_(topology.costs().protocol(algorithm.protocol)),
         core_(plan, layout, simulated_tiles(call, options),
-              options.runtime.protocol(algorithm.protocol).fifo_depth),
+              options.runtime.configured(algorithm.protocol).fifo_depth),
         network_(capacities(topology), memory_links(topology)) {
     const std::size_t count = plan.threadblocks.size();
     busy_.assign(count, 0);
@@ -547,7 +547,7 @@ double Simulator::floor_us(const SimulationOptions& options) const {
   if (!call) return 0;
   const ir::Algorithm& algo = s.unbanded;
   const ProtocolCosts& costs = s.topology->costs().protocol(algo.protocol);
-  const int depth = std::max(1, options.runtime.protocol(algo.protocol).fifo_depth);
+  const int depth = std::max(1, options.runtime.configured(algo.protocol).fifo_depth);
   // Only the tiles run() simulates count: a longer call's time is extended from theirs, by a
   // period that is never negative, so the bound holds for the prediction as well.
   const auto tiles = static_cast<std::uint64_t>(Run::simulated_tiles(*call, options));
@@ -585,7 +585,7 @@ SimulationResult Simulator::run(const SimulationOptions& options) const {
   result.chunk_elements = call->chunk_elements;
   result.tile_elements = call->tile_elements;
   result.tiles = call->tiles;
-  result.fifo_depth = options.runtime.protocol(algo.protocol).fifo_depth;
+  result.fifo_depth = options.runtime.configured(algo.protocol).fifo_depth;
   const std::size_t simulated =
       static_cast<std::size_t>(Run::simulated_tiles(call.value(), options));
   const bool extended = call->tiles > simulated && simulated >= 4;

@@ -1,10 +1,12 @@
 // weft-latency: the step-latency benchmark. In one run it prints the floor — what one handshake
 // through device memory costs, as a flag ping-pong between two CTAs of one grid and between two
 // grids — and beside it Weft's time per step on chains of dependent steps (chain:HOPS, two
-// ranks emulated on one device), for every protocol and step variant asked for.
+// ranks emulated on one device), for every protocol and step variant asked for (the overlap
+// step differs from lean in Simple only).
 //
-//   weft-latency                              # device 0: hops 1, 8, 64; Simple, LL, LL128; full,
-//   lean weft-latency --device host --quick        # host mode: the same logic on CPU threads
+//   weft-latency                          # device 0: hops 1, 8, 64; Simple, LL, LL128; full,
+//                                         # lean, overlap
+//   weft-latency --device host --quick    # host mode: the same logic on CPU threads
 //
 // A chain's "per step" is its marginal cost: (time of the longest chain − time of the
 // shortest) ÷ the hops between them, which leaves out the launch and the call's fixed costs;
@@ -45,7 +47,8 @@ struct Options {
   int device = 0;
   std::vector<int> hops{1, 8, 64};
   std::vector<ir::Protocol> protocols{ir::Protocol::Simple, ir::Protocol::LL, ir::Protocol::LL128};
-  std::vector<gpu::StepVariant> variants{gpu::StepVariant::Full, gpu::StepVariant::Lean};
+  std::vector<gpu::StepVariant> variants{gpu::StepVariant::Full, gpu::StepVariant::Lean,
+                                         gpu::StepVariant::Overlap};
   std::size_t bytes = 1024;
   int iterations = 50;
   int warmup = 5;
@@ -66,7 +69,7 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
   app.add_option("--device", device, "a CUDA device number, or 'host' (CPU threads)");
   app.add_option("--hops", hops, "chain lengths, comma-separated (default 1,8,64)");
   app.add_option("--protocols", protocols, "Simple,LL,LL128 (default all)");
-  app.add_option("--variants", variants, "step variants: full,lean (default both)");
+  app.add_option("--variants", variants, "step variants: full,lean,overlap (default all)");
   app.add_option("-b,--bytes", bytes, "bytes each call broadcasts (default 1K)");
   app.add_option("-n,--iterations", o.iterations, "timed calls per figure")
       ->check(CLI::Range(1, 100000));
@@ -147,7 +150,7 @@ std::optional<Options> parse(int argc, char** argv, int& exit_code) {
     o.variants.clear();
     for (const std::string& item : split(variants)) {
       const auto v = gpu::parse_step_variant(item);
-      if (!v) return fail(fmt::format("--variants '{}': full or lean", item));
+      if (!v) return fail(fmt::format("--variants '{}': full, lean or overlap", item));
       o.variants.push_back(*v);
     }
   }
@@ -203,6 +206,8 @@ Result<Bench> open_bench(const Options& o, gpu::StepVariant variant) {
   if (!runtime.ok()) return runtime.status();
   gpu::RuntimeOptions options = runtime.value();
   options.step = variant;
+  // Slices (WEFT_SIMPLE_SLICES) are the overlap step's; the other variants run without.
+  if (variant != gpu::StepVariant::Overlap) options.simple_slices = 1;
   Bench b;
   Result<std::shared_ptr<gpu::Transport>> transport =
       Status::error(gpu::ErrorCode::InvalidArgument, "no device");

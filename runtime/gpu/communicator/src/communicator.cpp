@@ -345,7 +345,8 @@ class CommunicatorImpl final : public Communicator {
     const ir::Algorithm& algo = loaded.algorithm;
     auto plan = plan_call(algo, call, options_, loaded.max_count, loaded.max_steps);
     if (!plan.ok()) return plan.status();
-    if (auto s = check_fifo_depth(algo.protocol, options_.protocol(algo.protocol), plan.value(),
+    // The depth as set: a step's messages and the FIFO's depth grow alike with the slices.
+    if (auto s = check_fifo_depth(algo.protocol, options_.configured(algo.protocol), plan.value(),
                                   loaded.max_message_count);
         !s.ok()) {
       return s;
@@ -378,12 +379,16 @@ class CommunicatorImpl final : public Communicator {
     args.tile_elements = plan.tile_elements;
     args.tiles = plan.tiles;
     args.piece_stride_bytes = plan.piece_stride_bytes;
-    const ProtocolOptions& protocol = options_.protocol(algo.protocol);
+    const ProtocolOptions protocol = options_.protocol(algo.protocol);
     args.slot_bytes = protocol.slot_bytes;
     args.fifo_depth = static_cast<std::uint32_t>(protocol.fifo_depth);
     args.pieces_per_message = static_cast<std::uint32_t>(plan.pieces_per_message);
     args.timeout_ns = static_cast<std::uint64_t>(options_.timeout_s * 1e9);
-    args.lean_steps = options_.step == StepVariant::Lean ? 1u : 0u;
+    args.lean_steps = options_.step != StepVariant::Full ? 1u : 0u;
+    args.overlap_steps = options_.step == StepVariant::Overlap ? 1u : 0u;
+    args.slices = algo.protocol == ir::Protocol::Simple
+                      ? static_cast<std::uint32_t>(options_.simple_slices)
+                      : 1u;
 
     for (std::size_t k = 0; k < calls.size(); ++k) {
       const int rank = local_ranks_[k];
@@ -455,7 +460,7 @@ class CommunicatorImpl final : public Communicator {
         loaded->max_steps = std::max(loaded->max_steps, static_cast<int>(tb.steps.size()));
       }
     }
-    const ProtocolOptions& protocol = options_.protocol(algo.protocol);
+    const ProtocolOptions protocol = options_.protocol(algo.protocol);
     for (int rank = 0; rank < nranks(); ++rank) {
       loaded->layouts.push_back(layout_region(algo, rank, protocol));
     }
@@ -470,6 +475,9 @@ class CommunicatorImpl final : public Communicator {
     // Tiles depend on WEFT_TILE_BYTES too; ranks that cut chunks differently would read each
     // other's messages with the wrong layout.
     print = mix(print, options_.max_tile_bytes);
+    // Slices group tiles, which orders a connection's messages differently.
+    print = mix(print, static_cast<std::uint64_t>(
+                           algo.protocol == ir::Protocol::Simple ? options_.simple_slices : 1));
     WindowRequest request;
     request.bytes_per_local_rank = region_bytes;
     request.fingerprint = print;
@@ -569,8 +577,13 @@ class CommunicatorImpl final : public Communicator {
     const auto key = std::tuple{dtype, op, protocol, ctas};
     if (auto it = threads_.find(key); it != threads_.end()) return it->second;
     std::string tried;
-    for (int threads = runtime_->max_threads(options_.threads); threads >= runtime_->min_threads();
-         threads /= 2) {
+    int most = runtime_->max_threads(options_.threads);
+    // The overlap step's Simple kernel gives a warp of its own to the posts: two warps at least
+    // where the configuration allows (host mode, whose CTAs are one warp otherwise).
+    if (options_.step == StepVariant::Overlap && protocol == ir::Protocol::Simple) {
+      most = std::max(most, std::min(options_.threads, 64));
+    }
+    for (int threads = most; threads >= runtime_->min_threads(); threads /= 2) {
       auto residency = runtime_->resident_ctas(dtype, op, protocol, threads);
       if (!residency.ok()) return residency.status();
       if (residency.value().ctas >= ctas) {

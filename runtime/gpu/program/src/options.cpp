@@ -10,7 +10,7 @@
 
 namespace weft::gpu {
 
-const ProtocolOptions& RuntimeOptions::protocol(ir::Protocol proto) const {
+const ProtocolOptions& RuntimeOptions::configured(ir::Protocol proto) const {
   switch (proto) {
     case ir::Protocol::LL:
       return ll;
@@ -22,13 +22,31 @@ const ProtocolOptions& RuntimeOptions::protocol(ir::Protocol proto) const {
   return simple;
 }
 
+ProtocolOptions RuntimeOptions::protocol(ir::Protocol proto) const {
+  ProtocolOptions laid_out = configured(proto);
+  if (proto == ir::Protocol::Simple && simple_slices > 1) {
+    laid_out.slot_bytes /= static_cast<std::size_t>(simple_slices);
+    laid_out.fifo_depth *= simple_slices;
+  }
+  return laid_out;
+}
+
 const char* to_string(StepVariant variant) {
-  return variant == StepVariant::Lean ? "lean" : "full";
+  switch (variant) {
+    case StepVariant::Full:
+      return "full";
+    case StepVariant::Overlap:
+      return "overlap";
+    case StepVariant::Lean:
+      break;
+  }
+  return "lean";
 }
 
 std::optional<StepVariant> parse_step_variant(std::string_view text) {
   if (text == "full") return StepVariant::Full;
   if (text == "lean") return StepVariant::Lean;
+  if (text == "overlap") return StepVariant::Overlap;
   return std::nullopt;
 }
 
@@ -110,6 +128,22 @@ Status check_depth(std::string_view variable, int depth) {
   return {};
 }
 
+// Each slice a slot of its own: at least the smallest slot, and a multiple of 128 bytes.
+Status check_slices(std::string_view variable, int slices, const ProtocolOptions& simple) {
+  if (slices < 1 || slices > kMaxSimpleSlices) {
+    return bad(variable, fmt::format("{}", slices),
+               fmt::format("a whole number of slices in [1, {}]", kMaxSimpleSlices));
+  }
+  const auto n = static_cast<std::size_t>(slices);
+  if (slices > 1 && (simple.slot_bytes % (128 * n) != 0 || simple.slot_bytes / n < kMinSlotBytes)) {
+    return bad(variable, fmt::format("{}", slices),
+               fmt::format("slices of a {}-byte Simple slot, each a multiple of 128 bytes and at "
+                           "least {} (raise WEFT_SIMPLE_SLOT_BYTES or use fewer slices)",
+                           simple.slot_bytes, kMinSlotBytes));
+  }
+  return {};
+}
+
 }  // namespace
 
 Status check(const RuntimeOptions& options) {
@@ -132,6 +166,13 @@ Status check(const RuntimeOptions& options) {
   if (options.threads < kMinThreads || options.threads > kMaxThreads || options.threads % 32 != 0) {
     return bad("threads", fmt::format("{}", options.threads),
                fmt::format("a multiple of 32 in [{}, {}]", kMinThreads, kMaxThreads));
+  }
+  if (auto s = check_slices("simple slices", options.simple_slices, options.simple); !s.ok()) {
+    return s;
+  }
+  if (options.simple_slices > 1 && options.step != StepVariant::Overlap) {
+    return bad("simple slices", fmt::format("{}", options.simple_slices),
+               "1 unless the step is overlap (slices are the overlap step's)");
   }
   return {};
 }
@@ -193,8 +234,18 @@ Result<RuntimeOptions> runtime_options_from_env(const EnvLookup& lookup, Runtime
   }
   if (auto text = get("WEFT_STEP")) {
     const auto value = parse_step_variant(*text);
-    if (!value) return bad("WEFT_STEP", *text, "full or lean");
+    if (!value) return bad("WEFT_STEP", *text, "full, lean or overlap");
     options.step = *value;
+  }
+  if (auto text = get("WEFT_SIMPLE_SLICES")) {
+    const auto value = parse_int(*text);
+    if (!value) return bad("WEFT_SIMPLE_SLICES", *text, "a whole number");
+    if (auto s = check_slices("WEFT_SIMPLE_SLICES", *value, options.simple); !s.ok()) return s;
+    if (*value > 1 && options.step != StepVariant::Overlap) {
+      return bad("WEFT_SIMPLE_SLICES", *text,
+                 "1 unless WEFT_STEP=overlap (slices are the overlap step's)");
+    }
+    options.simple_slices = *value;
   }
   if (auto s = check(options); !s.ok()) return s;
   return options;

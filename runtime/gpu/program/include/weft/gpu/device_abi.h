@@ -164,6 +164,11 @@ struct LaunchArgs {
   std::uint32_t pieces_per_message = 0;  // a step with more pieces sends several messages
   // 1: the lean step (RuntimeOptions::step, interpreter.cuh), 0: the full one.
   std::uint32_t lean_steps = 0;
+  // 1: the overlap step (lean, with Simple's warp roles), 0: lean_steps says.
+  std::uint32_t overlap_steps = 0;
+  // Simple: tiles a step moves one after another, each a message (slice), before the next step
+  // (RuntimeOptions::simple_slices); dependencies are per group of them. 1 for LL and LL128.
+  std::uint32_t slices = 1;
   RankPointers buffers[kMaxLocalRanks];
 };
 

@@ -20,16 +20,22 @@ struct ProtocolOptions {
 };
 
 // How the interpreter kernel synchronises a step (docs/performance.md, "Step variants"):
-//  Full  every step: a CTA barrier after the wait phase and one after the data phase, and an
-//        acquire fence after every poll (the kernel as first measured);
-//  Lean  a barrier only where a phase needs one (a wait that acquires something, a post that
-//        publishes something, and never two data phases without one between them), acquire
-//        loads instead of acquire fences, and the last head or tail seen kept, so that a step
-//        whose slot or message is already known to be there neither polls nor fences.
-// Both are proved by the same host-mode and GPU tests. Lean is the default: on an H200 it was
+//  Full     every step: a CTA barrier after the wait phase and one after the data phase, and
+//           an acquire fence after every poll (the kernel as first measured);
+//  Lean     a barrier only where a phase needs one (a wait that acquires something, a post that
+//           publishes something, and never two data phases without one between them), acquire
+//           loads instead of acquire fences, and the last head or tail seen kept, so that a step
+//           whose slot or message is already known to be there neither polls nor fences;
+//  Overlap  Lean, and for Simple warp roles: the CTA's last warp posts (acknowledgements,
+//           messages, completions) and moves no data, the other warps move it and only arrive
+//           at a named barrier for the post, so the post's fence is off their path; thread 0
+//           begins the next message's wait as soon as the data is moved, while the post is in
+//           flight. LL and LL128 run as Lean.
+// All are proved by the same host-mode and GPU tests. Lean is the default: on an H200 it was
 // right on every sweep and faster on every benchmark (docs/performance.md, "Step variants");
-// WEFT_STEP=full brings back the step as first measured, to compare or to rule Lean out.
-enum class StepVariant { Full, Lean };
+// WEFT_STEP=full brings back the step as first measured, to compare or to rule Lean out;
+// WEFT_STEP=overlap waits for a GPU to measure it.
+enum class StepVariant { Full, Lean, Overlap };
 const char* to_string(StepVariant variant);
 std::optional<StepVariant> parse_step_variant(std::string_view text);
 
@@ -50,16 +56,26 @@ struct RuntimeOptions {
   // WEFT_TILE_BYTES: upper bound on a tile's bytes per chunk, 0 for what the slot allows. Small
   // values force many tiles (tests use it; results must not depend on it).
   std::size_t max_tile_bytes = 0;
-  // WEFT_STEP=full|lean: the step variant.
+  // WEFT_STEP=full|lean|overlap: the step variant.
   StepVariant step = StepVariant::Lean;
+  // WEFT_SIMPLE_SLICES (the overlap step only): a Simple step moves this many tiles one after
+  // another, each a message (a slice) in a slot of its own, before the next step, the receiver
+  // consuming each as it lands while the sender writes the next (NCCL's slices). The FIFO's
+  // memory stays the same: slots of slot_bytes / slices, a depth of fifo_depth × slices
+  // (protocol()). 1 until a GPU has measured more.
+  int simple_slices = 1;
 
-  const ProtocolOptions& protocol(ir::Protocol proto) const;
+  // The FIFO as set (WEFT_*_SLOT_BYTES, WEFT_FIFO_DEPTH).
+  const ProtocolOptions& configured(ir::Protocol proto) const;
+  // The FIFO as laid out and run: configured(), with Simple's slots cut into its slices.
+  ProtocolOptions protocol(ir::Protocol proto) const;
 };
 
 inline constexpr int kMinThreads = 64;
 inline constexpr int kMaxThreads = 512;  // the kernel's __launch_bounds__
 inline constexpr int kMinFifoDepth = 2;
 inline constexpr int kMaxFifoDepth = 64;
+inline constexpr int kMaxSimpleSlices = 16;
 
 // Returns the value of an environment variable, or nullptr when unset.
 using EnvLookup = std::function<const char*(const char*)>;
