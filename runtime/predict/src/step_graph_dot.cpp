@@ -107,10 +107,10 @@ struct End {
   std::vector<int> steps;
 };
 
-}  // namespace
-
-std::string step_graph_dot(const ir::Algorithm& algorithm, const DotOptions& options) {
-  const std::string name = algorithm.name.empty() ? std::string("algorithm") : algorithm.name;
+// The ranks to draw: those asked for, each checked to exist, or all of them; refused when their
+// steps are more nodes than the options allow.
+std::set<int> ranks_drawn(const ir::Algorithm& algorithm, const DotOptions& options,
+                          const std::string& name) {
   std::set<int> drawn;
   for (const int rank : options.ranks) {
     const bool exists = std::any_of(algorithm.gpus.begin(), algorithm.gpus.end(),
@@ -136,8 +136,12 @@ std::string step_graph_dot(const ir::Algorithm& algorithm, const DotOptions& opt
         "nodes: draw fewer ranks or raise the limit",
         name, nodes, drawn.size(), options.max_nodes));
   }
+  return drawn;
+}
 
-  Buffer out;
+// The graph's opening: its title (what the algorithm is, what the edges mean) and defaults.
+void write_header(Buffer& out, const ir::Algorithm& algorithm, const std::string& name,
+                  const std::set<int>& drawn) {
   fmt::format_to(fmt::appender(out), "digraph {} {{\n", quoted(name));
   const std::string collective = algorithm.collective == ir::Collective::Custom
                                      ? algorithm.collective_name
@@ -157,8 +161,10 @@ std::string step_graph_dot(const ir::Algorithm& algorithm, const DotOptions& opt
                  "fontsize=10];\n"
                  "  edge [fontname=\"Helvetica\", fontsize=9];\n",
                  title);
+}
 
-  // Nodes: a cluster per rank, within it one per threadblock, steps in program order.
+// Nodes: a cluster per rank, within it one per threadblock, steps in program order.
+void write_steps(Buffer& out, const ir::Algorithm& algorithm, const std::set<int>& drawn) {
   for (const ir::Gpu& gpu : algorithm.gpus) {
     if (!drawn.contains(gpu.id)) continue;
     fmt::format_to(fmt::appender(out),
@@ -184,8 +190,10 @@ std::string step_graph_dot(const ir::Algorithm& algorithm, const DotOptions& opt
     }
     append(out, "  }\n");
   }
+}
 
-  // Program order; heavy, so that each threadblock stays a straight column.
+// Program order; heavy, so that each threadblock stays a straight column.
+void write_program_order(Buffer& out, const ir::Algorithm& algorithm, const std::set<int>& drawn) {
   for (const ir::Gpu& gpu : algorithm.gpus) {
     if (!drawn.contains(gpu.id)) continue;
     for (const ir::Threadblock& tb : gpu.threadblocks) {
@@ -196,8 +204,10 @@ std::string step_graph_dot(const ir::Algorithm& algorithm, const DotOptions& opt
       }
     }
   }
+}
 
-  // Explicit dependencies, within a rank.
+// Explicit dependencies, within a rank.
+void write_dependencies(Buffer& out, const ir::Algorithm& algorithm, const std::set<int>& drawn) {
   for (const ir::Gpu& gpu : algorithm.gpus) {
     if (!drawn.contains(gpu.id)) continue;
     for (const ir::Threadblock& tb : gpu.threadblocks) {
@@ -220,31 +230,47 @@ std::string step_graph_dot(const ir::Algorithm& algorithm, const DotOptions& opt
       }
     }
   }
+}
 
-  // Messages: per connection, the k-th sending step of its sender to the k-th receiving step of
-  // its receiver (docs/architecture.md §2.4).
+// Every connection's sending and receiving ends, over all ranks (drawn or not: a message may
+// come from a rank not drawn). A connection two threadblocks drive is a problem, kept apart.
+struct ConnectionEnds {
   std::map<ir::Connection, End> senders;
   std::map<ir::Connection, End> receivers;
   std::vector<std::string> problems;
+};
+
+ConnectionEnds connection_ends(const ir::Algorithm& algorithm) {
+  ConnectionEnds ends;
   for (const ir::Gpu& gpu : algorithm.gpus) {
     for (const ir::Threadblock& tb : gpu.threadblocks) {
-      const auto add = [&](std::map<ir::Connection, End>& ends, const ir::Connection& c,
+      const auto add = [&](std::map<ir::Connection, End>& side, const ir::Connection& c,
                            bool (*uses)(ir::StepType), std::string_view role) {
-        auto [it, added] = ends.try_emplace(c, End{gpu.id, &tb, {}});
+        auto [it, added] = side.try_emplace(c, End{gpu.id, &tb, {}});
         if (!added) {
-          problems.push_back(fmt::format("channel {} {} → {}: tb {} and tb {} both {} on it",
-                                         c.channel, c.sender, c.receiver, it->second.tb->id, tb.id,
-                                         role));
+          ends.problems.push_back(fmt::format("channel {} {} → {}: tb {} and tb {} both {} on it",
+                                              c.channel, c.sender, c.receiver, it->second.tb->id,
+                                              tb.id, role));
           return;
         }
         for (std::size_t s = 0; s < tb.steps.size(); ++s) {
           if (uses(tb.steps[s].type)) it->second.steps.push_back(static_cast<int>(s));
         }
       };
-      if (tb.send >= 0) add(senders, {tb.channel, gpu.id, tb.send}, ir::sends, "send");
-      if (tb.recv >= 0) add(receivers, {tb.channel, tb.recv, gpu.id}, ir::receives, "receive");
+      if (tb.send >= 0) add(ends.senders, {tb.channel, gpu.id, tb.send}, ir::sends, "send");
+      if (tb.recv >= 0) {
+        add(ends.receivers, {tb.channel, tb.recv, gpu.id}, ir::receives, "receive");
+      }
     }
   }
+  return ends;
+}
+
+// Messages: per connection, the k-th sending step of its sender to the k-th receiving step of
+// its receiver (docs/architecture.md §2.4); a rank not drawn stands as one placeholder node.
+void write_messages(Buffer& out, const ir::Algorithm& algorithm, const std::set<int>& drawn) {
+  ConnectionEnds ends = connection_ends(algorithm);
+  std::vector<std::string>& problems = ends.problems;
   std::set<int> placeholders;  // ranks not drawn that messages come from or go to
   const auto endpoint = [&](int rank, const End& end, int k) {
     if (drawn.contains(rank))
@@ -252,9 +278,9 @@ std::string step_graph_dot(const ir::Algorithm& algorithm, const DotOptions& opt
     placeholders.insert(rank);
     return fmt::format("rank_{}", rank);
   };
-  for (const auto& [connection, sender] : senders) {
-    const auto receiver = receivers.find(connection);
-    if (receiver == receivers.end()) {
+  for (const auto& [connection, sender] : ends.senders) {
+    const auto receiver = ends.receivers.find(connection);
+    if (receiver == ends.receivers.end()) {
       problems.push_back(fmt::format("channel {} {} → {}: nobody receives on it",
                                      connection.channel, connection.sender, connection.receiver));
       continue;
@@ -276,8 +302,8 @@ std::string step_graph_dot(const ir::Algorithm& algorithm, const DotOptions& opt
                      connection.receiver);
     }
   }
-  for (const auto& [connection, receiver] : receivers) {
-    if (!senders.contains(connection)) {
+  for (const auto& [connection, receiver] : ends.receivers) {
+    if (!ends.senders.contains(connection)) {
       problems.push_back(fmt::format("channel {} {} → {}: nobody sends on it", connection.channel,
                                      connection.sender, connection.receiver));
     }
@@ -292,6 +318,19 @@ std::string step_graph_dot(const ir::Algorithm& algorithm, const DotOptions& opt
   for (const std::string& problem : problems) {
     fmt::format_to(fmt::appender(out), "  // not paired: {}\n", problem);
   }
+}
+
+}  // namespace
+
+std::string step_graph_dot(const ir::Algorithm& algorithm, const DotOptions& options) {
+  const std::string name = algorithm.name.empty() ? std::string("algorithm") : algorithm.name;
+  const std::set<int> drawn = ranks_drawn(algorithm, options, name);
+  Buffer out;
+  write_header(out, algorithm, name, drawn);
+  write_steps(out, algorithm, drawn);
+  write_program_order(out, algorithm, drawn);
+  write_dependencies(out, algorithm, drawn);
+  write_messages(out, algorithm, drawn);
   append(out, "}\n");
   return fmt::to_string(out);
 }

@@ -86,68 +86,78 @@ constexpr double kLeft = 200;  // lane labels
 constexpr double kRight = 30;
 constexpr double kRankGap = 8;
 
-}  // namespace
+// Where everything goes: the lanes, the messages drawn, the time scale and the picture's frame.
+struct Geometry {
+  std::map<std::pair<int, int>, Lane> lanes;  // (rank, threadblock) -> lane
+  std::vector<bool> message_drawn;
+  double t_max = 0;  // the time at the plot's right edge, µs
+  double lane_h = 0;
+  double plot_w = 0;
+  double legend_y = 0;
+  double plot_top = 0;
+  double plot_bottom = 0;
+  double width = 0;
+  double height = 0;
 
-std::string timeline_svg(const SimulationResult& result, const TimelineOptions& options) {
+  double x_of(double t) const {
+    if (!std::isfinite(t)) t = 0;
+    return kLeft + std::clamp(t / t_max, 0.0, 1.0) * plot_w;
+  }
+};
+
+Geometry lay_out(const SimulationResult& result, const TimelineOptions& options,
+                 const Selection& sel) {
   const std::vector<StepRecord>& steps = result.steps;
-  const Selection sel = select_records(steps, options.max_steps);
-  const double lane_h = std::max(options.lane_height_px, 4);
-  const double plot_w = std::max(options.plot_width_px, 100);
+  Geometry g;
+  g.lane_h = std::max(options.lane_height_px, 4);
+  g.plot_w = std::max(options.plot_width_px, 100);
 
   // Lanes, ordered by rank then threadblock; each knows its channel from its records.
-  std::map<std::pair<int, int>, Lane> lanes;
-  double t_max = 0;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     if (!sel.drawn[i]) continue;
     const StepRecord& s = steps[i];
-    lanes.try_emplace({s.rank, s.threadblock}, Lane{s.rank, s.threadblock, s.channel, 0});
-    t_max = std::max(t_max, s.end_us);
+    g.lanes.try_emplace({s.rank, s.threadblock}, Lane{s.rank, s.threadblock, s.channel, 0});
+    g.t_max = std::max(g.t_max, s.end_us);
   }
-  std::vector<bool> message_drawn(result.messages.size(), false);
+  g.message_drawn.assign(result.messages.size(), false);
   for (std::size_t m = 0; m < result.messages.size(); ++m) {
     const MessageRecord& msg = result.messages[m];
     const auto valid = [&](int r) {
       return r >= 0 && static_cast<std::size_t>(r) < steps.size() &&
              sel.drawn[static_cast<std::size_t>(r)];
     };
-    message_drawn[m] = valid(msg.from) && valid(msg.to);
-    if (message_drawn[m]) t_max = std::max(t_max, msg.arrived_us);
+    g.message_drawn[m] = valid(msg.from) && valid(msg.to);
+    if (g.message_drawn[m]) g.t_max = std::max(g.t_max, msg.arrived_us);
   }
-  if (!(t_max > 0) || !std::isfinite(t_max)) t_max = 1;
-
-  const std::string title =
-      !options.title.empty()
-          ? options.title
-          : fmt::format("{}{}{} bytes, predicted {:.3f} µs", options.algorithm,
-                        options.algorithm.empty() ? "" : ": ", result.bytes, result.time_us);
+  if (!(g.t_max > 0) || !std::isfinite(g.t_max)) g.t_max = 1;
 
   // Header: title, summary, note, legend; then the lanes; then the time axis.
-  const double legend_y = sel.note.empty() ? 64 : 82;
-  const double plot_top = legend_y + 24;
-  double y = plot_top;
+  g.legend_y = sel.note.empty() ? 64 : 82;
+  g.plot_top = g.legend_y + 24;
+  double y = g.plot_top;
   int previous_rank = -1;
   bool first = true;
-  for (auto& [key, lane] : lanes) {
+  for (auto& [key, lane] : g.lanes) {
     if (!first && lane.rank != previous_rank) y += kRankGap;
     first = false;
     previous_rank = lane.rank;
     lane.y = y;
-    y += lane_h;
+    y += g.lane_h;
   }
-  const double plot_bottom = lanes.empty() ? plot_top + 40 : y;
-  const double width = kLeft + plot_w + kRight;
-  const double height = plot_bottom + 44;
-  const auto x_of = [&](double t) {
-    if (!std::isfinite(t)) t = 0;
-    return kLeft + std::clamp(t / t_max, 0.0, 1.0) * plot_w;
-  };
+  g.plot_bottom = g.lanes.empty() ? g.plot_top + 40 : y;
+  g.width = kLeft + g.plot_w + kRight;
+  g.height = g.plot_bottom + 44;
+  return g;
+}
 
-  Buffer out;
+// The SVG's opening, its title, the arrowheads, and the summary and note under the title.
+void write_header(Buffer& out, const SimulationResult& result, const Selection& sel,
+                  const Geometry& g, const std::string& title) {
   fmt::format_to(fmt::appender(out),
                  "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                  "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:.0f}\" height=\"{1:.0f}\" "
                  "viewBox=\"0 0 {0:.0f} {1:.0f}\" font-family=\"sans-serif\" font-size=\"11\">\n",
-                 width, height);
+                 g.width, g.height);
   append(out, "<title>");
   append(out, detail::svg_escaped(title));
   append(out, "</title>\n");
@@ -170,14 +180,16 @@ std::string timeline_svg(const SimulationResult& result, const TimelineOptions& 
                  "<text x=\"12\" y=\"44\" fill=\"#444444\">{} step executions, {} messages, "
                  "critical path of {} step executions; times from the call's start, launch "
                  "latency excluded</text>\n",
-                 steps.size(), result.messages.size(), critical_steps);
+                 result.steps.size(), result.messages.size(), critical_steps);
   if (!sel.note.empty()) {
     fmt::format_to(fmt::appender(out),
                    "<text class=\"note\" x=\"12\" y=\"62\" fill=\"#b00000\">{}</text>\n",
                    detail::svg_escaped(sel.note));
   }
+}
 
-  // Legend: the step types, then what an outline and an arrow mean.
+// Legend: the step types, then what an outline and an arrow mean.
+void write_legend(Buffer& out, double legend_y) {
   double lx = 12;
   for (std::size_t i = 0; i < kStepTypes.size(); ++i) {
     fmt::format_to(fmt::appender(out),
@@ -195,23 +207,14 @@ std::string timeline_svg(const SimulationResult& result, const TimelineOptions& 
                  "stroke=\"#555555\" stroke-width=\"0.8\" marker-end=\"url(#arrow)\"/>"
                  "<text x=\"{7:.0f}\" y=\"{3:.0f}\">message (to its arrival)</text>\n",
                  lx, legend_y - 10, lx + 16, legend_y, lx + 110, legend_y - 4, lx + 140, lx + 146);
+}
 
-  if (!result.ok()) {
-    fmt::format_to(fmt::appender(out),
-                   "<text x=\"{:.0f}\" y=\"{:.0f}\" fill=\"#b00000\">No prediction: {}</text>\n",
-                   kLeft, plot_top + 20, detail::svg_escaped(result.error));
-  } else if (lanes.empty()) {
-    fmt::format_to(fmt::appender(out),
-                   "<text x=\"{:.0f}\" y=\"{:.0f}\">No step records: the simulation ran without "
-                   "recording them.</text>\n",
-                   kLeft, plot_top + 20);
-  }
-
-  // Rank bands (alternately shaded) and lane labels.
+// Rank bands (alternately shaded) and lane labels.
+void write_lanes(Buffer& out, const Geometry& g) {
   std::map<int, std::pair<double, double>> bands;  // rank -> (top, bottom)
-  for (const auto& [key, lane] : lanes) {
-    auto [it, added] = bands.try_emplace(lane.rank, lane.y, lane.y + lane_h);
-    if (!added) it->second.second = lane.y + lane_h;
+  for (const auto& [key, lane] : g.lanes) {
+    auto [it, added] = bands.try_emplace(lane.rank, lane.y, lane.y + g.lane_h);
+    if (!added) it->second.second = lane.y + g.lane_h;
   }
   int band_index = 0;
   for (const auto& [rank, band] : bands) {
@@ -219,44 +222,49 @@ std::string timeline_svg(const SimulationResult& result, const TimelineOptions& 
       fmt::format_to(fmt::appender(out),
                      "<rect x=\"0\" y=\"{:.2f}\" width=\"{:.0f}\" height=\"{:.2f}\" "
                      "fill=\"#f2f2f2\"/>\n",
-                     band.first, width, band.second - band.first);
+                     band.first, g.width, band.second - band.first);
     }
   }
-  for (const auto& [key, lane] : lanes) {
+  for (const auto& [key, lane] : g.lanes) {
     fmt::format_to(fmt::appender(out),
                    "<text class=\"lane\" x=\"{:.0f}\" y=\"{:.2f}\" text-anchor=\"end\" "
                    "dominant-baseline=\"middle\">rank {} / tb {} (ch {})</text>\n",
-                   kLeft - 8, lane.y + lane_h / 2, lane.rank, lane.threadblock, lane.channel);
+                   kLeft - 8, lane.y + g.lane_h / 2, lane.rank, lane.threadblock, lane.channel);
   }
+}
 
-  // Time axis with grid lines.
-  const double step_us = tick_step(t_max, 8);
+// Time axis with grid lines.
+void write_time_axis(Buffer& out, const Geometry& g) {
+  const double step_us = tick_step(g.t_max, 8);
   append(out, "<g class=\"axis\" stroke=\"#cccccc\" stroke-width=\"0.5\">\n");
-  for (double t = 0; t <= t_max * (1 + 1e-9); t += step_us) {
+  for (double t = 0; t <= g.t_max * (1 + 1e-9); t += step_us) {
     fmt::format_to(fmt::appender(out),
                    "<line x1=\"{0:.2f}\" y1=\"{1:.2f}\" x2=\"{0:.2f}\" "
                    "y2=\"{2:.2f}\"/>\n",
-                   x_of(t), plot_top, plot_bottom + 4);
+                   g.x_of(t), g.plot_top, g.plot_bottom + 4);
   }
   append(out, "</g>\n<g class=\"axis-labels\" text-anchor=\"middle\" fill=\"#333333\">\n");
-  for (double t = 0; t <= t_max * (1 + 1e-9); t += step_us) {
-    fmt::format_to(fmt::appender(out), "<text x=\"{:.2f}\" y=\"{:.2f}\">{:g}</text>\n", x_of(t),
-                   plot_bottom + 16, t);
+  for (double t = 0; t <= g.t_max * (1 + 1e-9); t += step_us) {
+    fmt::format_to(fmt::appender(out), "<text x=\"{:.2f}\" y=\"{:.2f}\">{:g}</text>\n", g.x_of(t),
+                   g.plot_bottom + 16, t);
   }
   fmt::format_to(fmt::appender(out),
                  "</g>\n<text x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"middle\">time (µs)</text>\n",
-                 kLeft + plot_w / 2, plot_bottom + 34);
+                 kLeft + g.plot_w / 2, g.plot_bottom + 34);
+}
 
-  // Steps.
-  const double bar_h = std::max(lane_h - 4, 2.0);
+// A bar per step execution drawn, in its lane.
+void write_steps(Buffer& out, const std::vector<StepRecord>& steps, const Selection& sel,
+                 const Geometry& g) {
+  const double bar_h = std::max(g.lane_h - 4, 2.0);
   append(out, "<g class=\"steps\">\n");
   for (std::size_t i = 0; i < steps.size(); ++i) {
     if (!sel.drawn[i]) continue;
     const StepRecord& s = steps[i];
-    const Lane& lane = lanes.at({s.rank, s.threadblock});
-    const double x0 = x_of(s.start_us);
+    const Lane& lane = g.lanes.at({s.rank, s.threadblock});
+    const double x0 = g.x_of(s.start_us);
     // Zero-length steps (nops, steps that wait only) stay visible as a sliver.
-    const double w = std::max(x_of(s.end_us) - x0, 0.75);
+    const double w = std::max(g.x_of(s.end_us) - x0, 0.75);
     fmt::format_to(fmt::appender(out),
                    "<rect class=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" "
                    "height=\"{:.2f}\" fill=\"{}\"{}><title>rank {} / tb {} / step {} ({}) / tile "
@@ -267,8 +275,11 @@ std::string timeline_svg(const SimulationResult& result, const TimelineOptions& 
                    s.start_us, s.end_us, s.critical ? "\non the critical path" : "");
   }
   append(out, "</g>\n");
+}
 
-  // Messages over the bars; the critical path's last, so that they stay on top.
+// Messages over the bars; the critical path's last, so that they stay on top.
+void write_messages(Buffer& out, const SimulationResult& result, const Geometry& g) {
+  const std::vector<StepRecord>& steps = result.steps;
   const auto on_critical_path = [&](const MessageRecord& msg) {
     const StepRecord& from = steps[static_cast<std::size_t>(msg.from)];
     const StepRecord& to = steps[static_cast<std::size_t>(msg.to)];
@@ -277,26 +288,57 @@ std::string timeline_svg(const SimulationResult& result, const TimelineOptions& 
   append(out, "<g class=\"messages\">\n");
   for (const bool critical : {false, true}) {
     for (std::size_t m = 0; m < result.messages.size(); ++m) {
-      if (!message_drawn[m]) continue;
+      if (!g.message_drawn[m]) continue;
       const MessageRecord& msg = result.messages[m];
       if (on_critical_path(msg) != critical) continue;
       const StepRecord& from = steps[static_cast<std::size_t>(msg.from)];
       const StepRecord& to = steps[static_cast<std::size_t>(msg.to)];
-      const Lane& a = lanes.at({from.rank, from.threadblock});
-      const Lane& b = lanes.at({to.rank, to.threadblock});
+      const Lane& a = g.lanes.at({from.rank, from.threadblock});
+      const Lane& b = g.lanes.at({to.rank, to.threadblock});
       fmt::format_to(fmt::appender(out),
                      "<line class=\"{}\" x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" "
                      "stroke=\"{}\" stroke-width=\"{}\" marker-end=\"url(#{})\"><title>rank {} tb "
                      "{} step {} → rank {} tb {} step {}, tile {}: sent {:.3f} µs, arrived "
                      "{:.3f} µs</title></line>\n",
-                     critical ? "message critical" : "message", x_of(msg.sent_us), a.y + lane_h / 2,
-                     x_of(msg.arrived_us), b.y + lane_h / 2, critical ? "#111111" : "#555555",
-                     critical ? "1.8" : "0.8", critical ? "arrow-critical" : "arrow", from.rank,
-                     from.threadblock, from.step, to.rank, to.threadblock, to.step, from.tile,
-                     msg.sent_us, msg.arrived_us);
+                     critical ? "message critical" : "message", g.x_of(msg.sent_us),
+                     a.y + g.lane_h / 2, g.x_of(msg.arrived_us), b.y + g.lane_h / 2,
+                     critical ? "#111111" : "#555555", critical ? "1.8" : "0.8",
+                     critical ? "arrow-critical" : "arrow", from.rank, from.threadblock, from.step,
+                     to.rank, to.threadblock, to.step, from.tile, msg.sent_us, msg.arrived_us);
     }
   }
-  append(out, "</g>\n</svg>\n");
+  append(out, "</g>\n");
+}
+
+}  // namespace
+
+std::string timeline_svg(const SimulationResult& result, const TimelineOptions& options) {
+  const Selection sel = select_records(result.steps, options.max_steps);
+  const Geometry g = lay_out(result, options, sel);
+  const std::string title =
+      !options.title.empty()
+          ? options.title
+          : fmt::format("{}{}{} bytes, predicted {:.3f} µs", options.algorithm,
+                        options.algorithm.empty() ? "" : ": ", result.bytes, result.time_us);
+
+  Buffer out;
+  write_header(out, result, sel, g, title);
+  write_legend(out, g.legend_y);
+  if (!result.ok()) {
+    fmt::format_to(fmt::appender(out),
+                   "<text x=\"{:.0f}\" y=\"{:.0f}\" fill=\"#b00000\">No prediction: {}</text>\n",
+                   kLeft, g.plot_top + 20, detail::svg_escaped(result.error));
+  } else if (g.lanes.empty()) {
+    fmt::format_to(fmt::appender(out),
+                   "<text x=\"{:.0f}\" y=\"{:.0f}\">No step records: the simulation ran without "
+                   "recording them.</text>\n",
+                   kLeft, g.plot_top + 20);
+  }
+  write_lanes(out, g);
+  write_time_axis(out, g);
+  write_steps(out, result.steps, sel, g);
+  write_messages(out, result, g);
+  append(out, "</svg>\n");
   return fmt::to_string(out);
 }
 

@@ -405,20 +405,17 @@ class Reader {
     return l;
   }
 
+  // What settling the GPU model decides for the settlements after it.
+  struct GpuSettlement {
+    const GpuFigures* figures = nullptr;
+    int nvswitch_links = 0;      // per GPU, from a known machine the layout matched; 0: the file's
+    double nic_gbs_assumed = 0;  // the matched machine's NIC speed; 0: no machine matched
+    bool cube_mesh = false;      // the matched machine is a DGX-1 (hybrid cube-mesh NVLink)
+  };
+
   // Everything the pass left open, each with its sentence.
   void settle() {
-    // Local rank order: by <gpu dev> where every GPU has one, else file order.
-    std::vector<std::size_t> order(gpus_.size());
-    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-    if (std::all_of(gpus_.begin(), gpus_.end(), [](const FileGpu& g) { return g.dev >= 0; })) {
-      std::stable_sort(order.begin(), order.end(),
-                       [&](std::size_t a, std::size_t b) { return gpus_[a].dev < gpus_[b].dev; });
-    }
-    m_.gpus.clear();
-    for (std::size_t k : order) m_.gpus.push_back(gpus_[k].vertex);
-    const bool any_gpu_element =
-        std::any_of(gpus_.begin(), gpus_.end(), [](const FileGpu& g) { return g.has_gpu_element; });
-    const bool any_nvlink_element = !nvlinks_.empty();
+    order_local_ranks();
     std::set<int> sms;
     for (const FileGpu& g : gpus_) {
       if (g.sm > 0) sms.insert(g.sm);
@@ -429,6 +426,36 @@ class Reader {
             "one GPU kind a machine");
       return;
     }
+    settle_cpus();
+
+    // GPU model and NVLink: from the file, or from a known machine the PCI layout matches.
+    const bool any_gpu_element =
+        std::any_of(gpus_.begin(), gpus_.end(), [](const FileGpu& g) { return g.has_gpu_element; });
+    const GpuSettlement gpu = any_gpu_element ? gpu_from_file(sms) : gpu_from_layout(layout());
+    m_.info.gpu_model = std::string(gpu.figures->model);
+    m_.info.gpu_sm = gpu.figures->sm;
+    m_.memory_bandwidth_gbs = gpu.figures->memory_bandwidth_gbs;
+
+    settle_nvlinks(gpu);
+    settle_pcie(*gpu.figures);
+    settle_nics(gpu.nic_gbs_assumed);
+    m_.nic_latency_us = nic_latency_us_;
+    join_sockets();
+  }
+
+  // Local rank order: by <gpu dev> where every GPU has one, else file order.
+  void order_local_ranks() {
+    std::vector<std::size_t> order(gpus_.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    if (std::all_of(gpus_.begin(), gpus_.end(), [](const FileGpu& g) { return g.dev >= 0; })) {
+      std::stable_sort(order.begin(), order.end(),
+                       [&](std::size_t a, std::size_t b) { return gpus_[a].dev < gpus_[b].dev; });
+    }
+    m_.gpus.clear();
+    for (std::size_t k : order) m_.gpus.push_back(gpus_[k].vertex);
+  }
+
+  void settle_cpus() {
     if (mixed_cpus_) {
       assume(
           fmt::format("the file's CPUs differ; every CPU is taken as the first one ({} model "
@@ -440,90 +467,94 @@ class Reader {
           "CPU vendor unknown (no <cpu vendor> Weft knows): NCCL's AMD figures are taken for "
           "the link between sockets and the network overhead");
     }
+  }
 
-    // GPU model and NVLink: from the file, or from a known machine the PCI layout matches.
-    const Layout l = layout();
-    const GpuFigures* figures = nullptr;
-    int nvswitch_links = 0;
-    double nic_gbs_assumed = 0;
+  // A partial file (PCI devices only): the machine whose PCI layout it has, or an A100 PCIe
+  // without NVLink when it has none Weft knows.
+  GpuSettlement gpu_from_layout(const Layout& l) {
+    GpuSettlement gpu;
     std::string matched;
-    bool cube_mesh = false;
-    if (!any_gpu_element) {
-      const std::string unknown =
-          "the file has PCI devices only (no <gpu>, no <nvlink>, no NIC speed)";
-      if (l.gpus == 8 && l.one_gpu_one_nic_per_switch && l.gpu_gts >= 32) {
-        figures = &h100_sxm();
-        nvswitch_links = figures->nvlinks;
-        nic_gbs_assumed = 400.0 / 8;
-        matched = fmt::format(
-            "{}; its layout (8 GPUs, each with one NIC under its own PCIe Gen5 switch) is ND H100 "
-            "v5's, so it is taken as h100-nvswitch: H100 SXM (sm 90), 18 NVLink 4 links per GPU "
-            "through NVSwitch (450 GB/s per direction), 400 Gb/s NICs",
-            unknown);
-      } else if (l.gpus == 8 && l.two_gpus_two_nics_per_switch && l.switches == 4) {
-        figures = &a100_sxm();
-        nvswitch_links = figures->nvlinks;
-        nic_gbs_assumed = 200.0 / 8;
-        matched = fmt::format(
-            "{}; its layout (4 PCIe switches, each with 2 GPUs and 2 NICs) is ND A100 v4's, so it "
-            "is taken as a100-nvswitch: A100 SXM (sm 80), 12 NVLink 3 links per GPU through "
-            "NVSwitch (300 GB/s per direction), 200 Gb/s NICs",
-            unknown);
-      } else if (l.gpus == 8 && l.gpus_under_cpus && cpus_.size() == 2 &&
-                 m_.info.cpu_vendor == CpuVendor::Intel && m_.info.cpu_model == 85) {
-        figures = &v100_sxm();
-        cube_mesh = true;
-        nic_gbs_assumed = 100.0 / 8;
-        matched = fmt::format(
-            "{}; its layout (8 GPUs straight under two Skylake sockets, 4 each) is ND v2's, so "
-            "it is taken as a DGX-1: V100 SXM2 (sm 70) in NVLink 2 hybrid cube-mesh (GPUs in "
-            "file order as devices 0-7, 6 links of 25 GB/s per GPU), 100 Gb/s EDR NIC",
-            unknown);
-      }
-      if (figures != nullptr) {
-        assume(matched);
-      } else {
-        figures = &a100_pcie();
-        assume(
-            fmt::format("{}, and its layout matches no machine Weft knows: no NVLink is "
-                        "assumed (GPUs talk over PCIe), and the GPU is taken as an A100 PCIe "
-                        "(sm 80) for memory bandwidth and NCCL's per-generation figures",
-                        unknown));
-      }
-    } else {
-      const int sm = sms.empty() ? 0 : *sms.begin();
-      const bool nvlink_present =
-          std::any_of(nvlinks_.begin(), nvlinks_.end(), [&](const NvlinkRef& r) {
-            return !(r.kind == NvlinkRef::Gpu &&
-                     r.target == gpus_[static_cast<std::size_t>(r.gpu)].busid);
-          });
-      if (sm >= 90) {
-        figures = &h100_sxm();
-        if (sm != 90) assume(fmt::format("GPU sm {} is taken as an H100's figures (sm 90)", sm));
-      } else if (sm >= 80) {
-        figures = nvlink_present ? &a100_sxm() : &a100_pcie();
-        if (sm != 80) assume(fmt::format("GPU sm {} is taken as an A100's figures (sm 80)", sm));
-      } else if (sm >= 70) {
-        figures = &v100_sxm();
-        if (sm != 70) assume(fmt::format("GPU sm {} is taken as a V100's figures (sm 70)", sm));
-      } else if (sm > 0) {
-        figures = &v100_sxm();
-        assume(fmt::format("GPU sm {} is older than Weft's figures go; a V100's are taken", sm));
-      } else {
-        figures = &a100_sxm();
-        assume("GPU model unknown (<gpu> without sm): an A100's figures are taken (sm 80)");
-      }
-      if (!any_nvlink_element) {
-        assume(
-            "the file has <gpu> elements without <nvlink>: the GPUs are taken to have no "
-            "NVLink and to talk over PCIe");
-      }
+    const std::string unknown =
+        "the file has PCI devices only (no <gpu>, no <nvlink>, no NIC speed)";
+    if (l.gpus == 8 && l.one_gpu_one_nic_per_switch && l.gpu_gts >= 32) {
+      gpu.figures = &h100_sxm();
+      gpu.nvswitch_links = gpu.figures->nvlinks;
+      gpu.nic_gbs_assumed = 400.0 / 8;
+      matched = fmt::format(
+          "{}; its layout (8 GPUs, each with one NIC under its own PCIe Gen5 switch) is ND H100 "
+          "v5's, so it is taken as h100-nvswitch: H100 SXM (sm 90), 18 NVLink 4 links per GPU "
+          "through NVSwitch (450 GB/s per direction), 400 Gb/s NICs",
+          unknown);
+    } else if (l.gpus == 8 && l.two_gpus_two_nics_per_switch && l.switches == 4) {
+      gpu.figures = &a100_sxm();
+      gpu.nvswitch_links = gpu.figures->nvlinks;
+      gpu.nic_gbs_assumed = 200.0 / 8;
+      matched = fmt::format(
+          "{}; its layout (4 PCIe switches, each with 2 GPUs and 2 NICs) is ND A100 v4's, so it "
+          "is taken as a100-nvswitch: A100 SXM (sm 80), 12 NVLink 3 links per GPU through "
+          "NVSwitch (300 GB/s per direction), 200 Gb/s NICs",
+          unknown);
+    } else if (l.gpus == 8 && l.gpus_under_cpus && cpus_.size() == 2 &&
+               m_.info.cpu_vendor == CpuVendor::Intel && m_.info.cpu_model == 85) {
+      gpu.figures = &v100_sxm();
+      gpu.cube_mesh = true;
+      gpu.nic_gbs_assumed = 100.0 / 8;
+      matched = fmt::format(
+          "{}; its layout (8 GPUs straight under two Skylake sockets, 4 each) is ND v2's, so "
+          "it is taken as a DGX-1: V100 SXM2 (sm 70) in NVLink 2 hybrid cube-mesh (GPUs in "
+          "file order as devices 0-7, 6 links of 25 GB/s per GPU), 100 Gb/s EDR NIC",
+          unknown);
     }
-    m_.info.gpu_model = std::string(figures->model);
-    m_.info.gpu_sm = figures->sm;
-    m_.memory_bandwidth_gbs = figures->memory_bandwidth_gbs;
+    if (gpu.figures != nullptr) {
+      assume(matched);
+    } else {
+      gpu.figures = &a100_pcie();
+      assume(
+          fmt::format("{}, and its layout matches no machine Weft knows: no NVLink is "
+                      "assumed (GPUs talk over PCIe), and the GPU is taken as an A100 PCIe "
+                      "(sm 80) for memory bandwidth and NCCL's per-generation figures",
+                      unknown));
+    }
+    return gpu;
+  }
 
-    // NVLinks the file states.
+  // A full dump: the GPU model from <gpu sm> (one generation, checked before), the A100's form
+  // from whether any NVLink joins the GPU to something other than itself.
+  GpuSettlement gpu_from_file(const std::set<int>& sms) {
+    GpuSettlement gpu;
+    const int sm = sms.empty() ? 0 : *sms.begin();
+    const bool nvlink_present =
+        std::any_of(nvlinks_.begin(), nvlinks_.end(), [&](const NvlinkRef& r) {
+          return !(r.kind == NvlinkRef::Gpu &&
+                   r.target == gpus_[static_cast<std::size_t>(r.gpu)].busid);
+        });
+    if (sm >= 90) {
+      gpu.figures = &h100_sxm();
+      if (sm != 90) assume(fmt::format("GPU sm {} is taken as an H100's figures (sm 90)", sm));
+    } else if (sm >= 80) {
+      gpu.figures = nvlink_present ? &a100_sxm() : &a100_pcie();
+      if (sm != 80) assume(fmt::format("GPU sm {} is taken as an A100's figures (sm 80)", sm));
+    } else if (sm >= 70) {
+      gpu.figures = &v100_sxm();
+      if (sm != 70) assume(fmt::format("GPU sm {} is taken as a V100's figures (sm 70)", sm));
+    } else if (sm > 0) {
+      gpu.figures = &v100_sxm();
+      assume(fmt::format("GPU sm {} is older than Weft's figures go; a V100's are taken", sm));
+    } else {
+      gpu.figures = &a100_sxm();
+      assume("GPU model unknown (<gpu> without sm): an A100's figures are taken (sm 80)");
+    }
+    if (nvlinks_.empty()) {
+      assume(
+          "the file has <gpu> elements without <nvlink>: the GPUs are taken to have no "
+          "NVLink and to talk over PCIe");
+    }
+    return gpu;
+  }
+
+  // The NVLinks the file states, or those of the machine its layout matched, at the GPU's
+  // per-link bandwidth.
+  void settle_nvlinks(const GpuSettlement& gpu) {
     std::map<int, int> to_nvswitch;                // gpu index -> links
     std::map<std::pair<int, int>, int> gpu_pairs;  // (gpu, gpu) -> links
     std::map<int, int> to_cpu;                     // gpu index -> links
@@ -560,12 +591,12 @@ class Reader {
                       self_links.size(), self_links.size() == 1 ? "" : "s",
                       self_links.size() == 1 ? "s" : "", *self_links.begin()));
     }
-    const double per_link = nvlink_bandwidth_gbs(figures->sm);
-    if (nvswitch_links > 0) {
+    const double per_link = nvlink_bandwidth_gbs(gpu.figures->sm);
+    if (gpu.nvswitch_links > 0) {
       for (std::size_t g = 0; g < gpus_.size(); ++g)
-        to_nvswitch[static_cast<int>(g)] = nvswitch_links;
+        to_nvswitch[static_cast<int>(g)] = gpu.nvswitch_links;
     }
-    if (cube_mesh) {
+    if (gpu.cube_mesh) {
       // DGX-1 V100 hybrid cube-mesh (nvidia-smi topo -m on a DGX-1V): count of links per pair.
       constexpr int kMesh[8][8] = {{0, 1, 1, 2, 2, 0, 0, 0}, {1, 0, 2, 1, 0, 2, 0, 0},
                                    {1, 2, 0, 2, 0, 0, 1, 0}, {2, 1, 2, 0, 0, 0, 0, 1},
@@ -593,9 +624,11 @@ class Reader {
       m_.add_link(gpus_[static_cast<std::size_t>(g)].vertex, gpus_[static_cast<std::size_t>(g)].cpu,
                   LinkType::NVLink, count * per_link);
     }
+  }
 
-    // PCIe links the file gives without speed or width.
-    const double default_gts = figures->sm >= 90 ? 32.0 : figures->sm >= 80 ? 16.0 : 8.0;
+  // PCIe links the file gives without speed or width: the GPU's own generation, x16.
+  void settle_pcie(const GpuFigures& figures) {
+    const double default_gts = figures.sm >= 90 ? 32.0 : figures.sm >= 80 ? 16.0 : 8.0;
     int no_speed = 0, no_width = 0;
     for (const PendingLink& p : pcie_) {
       const double gts = p.unknown_speed ? default_gts : p.gts;
@@ -608,66 +641,67 @@ class Reader {
           fmt::format("{} PCIe link{} without link_speed: taken as Gen{} ({} GT/s), the {}'s "
                       "own PCIe generation",
                       no_speed, no_speed == 1 ? "" : "s", pcie_generation(default_gts), default_gts,
-                      figures->model));
+                      figures.model));
     }
     if (no_width > 0) {
       assume(fmt::format("{} PCIe link{} without a link_width (or 0): taken as x16, as NCCL does",
                          no_width, no_width == 1 ? "" : "s"));
     }
+  }
 
-    // NIC speeds.
-    if (!nics_.empty()) {
-      double known = 0;
-      int unknown = 0;
-      std::set<double> speeds;
-      for (const FileNic& n : nics_) {
-        if (n.speed_gbs > 0) {
-          speeds.insert(n.speed_gbs);
-        } else {
-          ++unknown;
-        }
-      }
-      if (!speeds.empty()) known = *speeds.begin();
-      if (speeds.size() > 1) {
-        assume(fmt::format("the NICs' speeds differ; every NIC is taken at the slowest, {} Gb/s",
-                           known * 8));
-      }
-      double speed = known;
-      if (unknown > 0) {
-        speed = known > 0 ? known : nic_gbs_assumed > 0 ? nic_gbs_assumed : 100.0 / 8;
-        if (nic_gbs_assumed == 0 || known > 0) {
-          assume(fmt::format("{} NIC{} without a speed: taken as {} Gb/s{}", unknown,
-                             unknown == 1 ? "" : "s", speed * 8,
-                             known > 0 ? ", the other NICs' speed" : " (100 Gb/s EDR / 100 GbE)"));
-        }
-      }
-      m_.info.nic_speed_gbs = speed;
-      for (std::size_t k = 0; k < nic_links_without_pci_.size(); ++k) {
-        m_.links[nic_links_without_pci_[k]].bandwidth_gbs = speed;
-      }
-      if (!nic_links_without_pci_.empty()) {
-        assume(
-            fmt::format("{} NIC{} right under a CPU, no PCIe link stated: linked to it as fast "
-                        "as the NIC itself ({} Gb/s)",
-                        nic_links_without_pci_.size(),
-                        nic_links_without_pci_.size() == 1 ? "" : "s", speed * 8));
+  // NIC speeds: one for every NIC, the slowest stated, else the matched machine's
+  // (`nic_gbs_assumed`, 0 when none matched), else 100 Gb/s.
+  void settle_nics(double nic_gbs_assumed) {
+    if (nics_.empty()) return;
+    double known = 0;
+    int unknown = 0;
+    std::set<double> speeds;
+    for (const FileNic& n : nics_) {
+      if (n.speed_gbs > 0) {
+        speeds.insert(n.speed_gbs);
+      } else {
+        ++unknown;
       }
     }
-    m_.nic_latency_us = nic_latency_us_;
-
-    // Sockets: NCCL joins every pair of CPUs (NUMA domains) with one link.
-    if (cpus_.size() > 1) {
-      const double bw = inter_socket_bandwidth_gbs(m_.info.cpu_vendor, m_.info.cpu_model);
-      for (std::size_t a = 0; a < cpus_.size(); ++a) {
-        for (std::size_t b = a + 1; b < cpus_.size(); ++b) {
-          m_.add_link(cpus_[a], cpus_[b], LinkType::PCIe, bw);
-        }
-      }
-      assume(
-          fmt::format("the file's {} CPUs (NUMA domains) are joined pairwise, as NCCL does, "
-                      "each link at NCCL's figure for GPU traffic between {} sockets ({} GB/s)",
-                      cpus_.size(), to_string(m_.info.cpu_vendor), bw));
+    if (!speeds.empty()) known = *speeds.begin();
+    if (speeds.size() > 1) {
+      assume(fmt::format("the NICs' speeds differ; every NIC is taken at the slowest, {} Gb/s",
+                         known * 8));
     }
+    double speed = known;
+    if (unknown > 0) {
+      speed = known > 0 ? known : nic_gbs_assumed > 0 ? nic_gbs_assumed : 100.0 / 8;
+      if (nic_gbs_assumed == 0 || known > 0) {
+        assume(fmt::format("{} NIC{} without a speed: taken as {} Gb/s{}", unknown,
+                           unknown == 1 ? "" : "s", speed * 8,
+                           known > 0 ? ", the other NICs' speed" : " (100 Gb/s EDR / 100 GbE)"));
+      }
+    }
+    m_.info.nic_speed_gbs = speed;
+    for (std::size_t k = 0; k < nic_links_without_pci_.size(); ++k) {
+      m_.links[nic_links_without_pci_[k]].bandwidth_gbs = speed;
+    }
+    if (!nic_links_without_pci_.empty()) {
+      assume(fmt::format(
+          "{} NIC{} right under a CPU, no PCIe link stated: linked to it as fast "
+          "as the NIC itself ({} Gb/s)",
+          nic_links_without_pci_.size(), nic_links_without_pci_.size() == 1 ? "" : "s", speed * 8));
+    }
+  }
+
+  // Sockets: NCCL joins every pair of CPUs (NUMA domains) with one link.
+  void join_sockets() {
+    if (cpus_.size() <= 1) return;
+    const double bw = inter_socket_bandwidth_gbs(m_.info.cpu_vendor, m_.info.cpu_model);
+    for (std::size_t a = 0; a < cpus_.size(); ++a) {
+      for (std::size_t b = a + 1; b < cpus_.size(); ++b) {
+        m_.add_link(cpus_[a], cpus_[b], LinkType::PCIe, bw);
+      }
+    }
+    assume(
+        fmt::format("the file's {} CPUs (NUMA domains) are joined pairwise, as NCCL does, "
+                    "each link at NCCL's figure for GPU traffic between {} sockets ({} GB/s)",
+                    cpus_.size(), to_string(m_.info.cpu_vendor), bw));
   }
 
   std::string_view text_;

@@ -25,18 +25,20 @@ std::string parse_size_into(const std::string& text, std::size_t& out) {
   return {};
 }
 
-}  // namespace
+// The options CLI11 reads as text (or as a number PerfOptions keeps in another form), turned into
+// PerfOptions' fields once the whole line is parsed.
+struct OptionTexts {
+  std::string protocol;
+  std::string min_bytes, max_bytes;
+  std::string max_memory;
+  int check = 1;
+  std::string dtype = "float", op = "sum";
+  std::string device;
+  CLI::Option* device_option = nullptr;  // whether --device was given at all
+};
 
-ParseOutcome parse_perf_options(int argc, const char* const* argv) {
-  PerfOptions o;
-  CLI::App app{
-      "weft-perf: nccl-tests-style benchmark of Weft algorithms on the GPU runtime.\n"
-      "Emulation: --ranks N runs N ranks in this process on one GPU. Multi-process: start one\n"
-      "process per rank with --rank R --nranks N --rendezvous ADDRESS[#SECRET] (rank 0 listens;\n"
-      "every rank proves the secret, without sending it).\n"
-      "Host mode: --device host --ranks N runs the same interpreter on CPU threads, no GPU\n"
-      "needed (it proves results, not speed); with --rank/--nranks/--rendezvous, one process\n"
-      "per rank, every other process reached through the proxy (WEFT_HOSTID names the host)."};
+// Every option, with its help line and the range CLI11 checks.
+void declare_options(CLI::App& app, PerfOptions& o, OptionTexts& t) {
   app.set_help_flag("-h,--help", "print this help and exit");
   auto* xml = app.add_option("--xml,xml", o.xml, "algorithm file (MSCCL XML)");
   auto* builtin = app.add_option(
@@ -44,28 +46,24 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
       "built-in algorithm: ring[:channels], allpairs, allpairs-chain, allgather-ring, "
       "chain:HOPS (2 ranks)");
   xml->excludes(builtin);
-  std::string protocol;
-  app.add_option("--proto", protocol, "override the algorithm's protocol: Simple, LL, LL128");
+  app.add_option("--proto", t.protocol, "override the algorithm's protocol: Simple, LL, LL128");
   app.add_flag("--any-size", o.any_size,
                "run the algorithm at every size of the sweep, outside its file's "
                "minBytes..maxBytes band too (a tuned file's band says where it was fastest, "
                "not where it is right)");
-  std::string min_text, max_text;
-  app.add_option("-b,--minbytes", min_text, "smallest size (default 32M)");
-  app.add_option("-e,--maxbytes", max_text, "largest size (default 32M)");
+  app.add_option("-b,--minbytes", t.min_bytes, "smallest size (default 32M)");
+  app.add_option("-e,--maxbytes", t.max_bytes, "largest size (default 32M)");
   app.add_option("-f,--stepfactor", o.step_factor, "size multiplier (default 2)")
       ->check(CLI::Range(std::size_t{2}, std::size_t{1} << 20));
   app.add_option("-n,--iters", o.iterations, "timed iterations (default 20)")
       ->check(CLI::Range(1, 1 << 24));
   app.add_option("-w,--warmup_iters", o.warmup, "warm-up iterations (default 5)")
       ->check(CLI::Range(0, 1 << 24));
-  int check = 1;
-  app.add_option("-c,--check", check, "check results against the CPU reference (default 1)")
+  app.add_option("-c,--check", t.check, "check results against the CPU reference (default 1)")
       ->check(CLI::Range(0, 1));
-  std::string dtype = "float", op = "sum";
-  app.add_option("-d,--datatype", dtype,
+  app.add_option("-d,--datatype", t.dtype,
                  "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16");
-  app.add_option("-o,--op", op, "sum prod min max avg");
+  app.add_option("-o,--op", t.op, "sum prod min max avg");
   app.add_option("-G,--cudagraph", o.graph_launches,
                  "capture the iterations in a CUDA graph and replay it this often (default 0)")
       ->check(CLI::Range(0, 1 << 20));
@@ -86,18 +84,119 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
                  "where rank 0 listens (multi-process mode): host:port or unix:NAME, with "
                  "#SECRET (32 hex digits, as weftMakeRendezvous writes) for a secret every rank "
                  "proves");
-  std::string device;
-  auto* device_option =
-      app.add_option("--device", device,
+  t.device_option =
+      app.add_option("--device", t.device,
                      "CUDA device number (default: rank modulo device count), or 'host' for host "
                      "mode");
-  std::string max_memory_text;
-  app.add_option("--max-memory", max_memory_text,
+  app.add_option("--max-memory", t.max_memory,
                  "host memory the run may take, e.g. 8G (default: what the machine has "
                  "available); a run estimated to need more is refused before it starts");
   app.add_option("--timeout", o.timeout_s,
                  "seconds a kernel wait may last (default WEFT_TIMEOUT_S)")
       ->check(CLI::Range(0.001, 86400.0));
+}
+
+// The sizes: -b, -e (one alone moves the other along) and --max-memory. Empty, or what is wrong.
+std::string read_sizes(PerfOptions& o, const OptionTexts& t) {
+  if (!t.min_bytes.empty()) {
+    if (auto e = parse_size_into(t.min_bytes, o.min_bytes); !e.empty()) return "-b: " + e;
+  }
+  if (!t.max_bytes.empty()) {
+    if (auto e = parse_size_into(t.max_bytes, o.max_bytes); !e.empty()) return "-e: " + e;
+  }
+  if (!t.max_memory.empty()) {
+    std::size_t limit = 0;
+    if (auto e = parse_size_into(t.max_memory, limit); !e.empty() || limit == 0) {
+      return "--max-memory: " + (e.empty() ? std::string("must be more than 0") : e);
+    }
+    o.max_memory = limit;
+  }
+  // One bound alone moves the other default along when needed (-e 1K alone means 1K..1K).
+  if (t.min_bytes.empty() && o.max_bytes < o.min_bytes) o.min_bytes = o.max_bytes;
+  if (t.max_bytes.empty() && o.max_bytes < o.min_bytes) o.max_bytes = o.min_bytes;
+  if (o.min_bytes == 0 || o.max_bytes < o.min_bytes) {
+    return fmt::format("need 0 < -b ({}) <= -e ({})", o.min_bytes, o.max_bytes);
+  }
+  return {};
+}
+
+// What each call computes: -d, -o, -c and --proto. Empty, or what is wrong.
+std::string read_call_kind(PerfOptions& o, const OptionTexts& t) {
+  const auto parsed_type = parse_data_type(t.dtype);
+  if (!parsed_type) return fmt::format("-d: unknown data type '{}'", t.dtype);
+  o.dtype = *parsed_type;
+  const auto parsed_op = parse_reduce_op(t.op);
+  if (!parsed_op) return fmt::format("-o: unknown operator '{}'", t.op);
+  o.op = *parsed_op;
+  o.check = t.check != 0;
+  if (!t.protocol.empty()) {
+    o.protocol = ir::parse_protocol(t.protocol);
+    if (!o.protocol) return fmt::format("--proto: '{}' is not Simple, LL or LL128", t.protocol);
+  }
+  return {};
+}
+
+// Where the ranks run: the device, then emulation (--ranks, or the XML file's rank count) or one
+// process per rank (--rank/--nranks/--rendezvous). Empty, or what is wrong.
+std::string read_placement(PerfOptions& o, const OptionTexts& t) {
+  if (o.xml.empty() && o.builtin.empty()) return "give an algorithm: --xml FILE or --builtin NAME";
+  if (t.device == "host") {
+    o.host = true;
+  } else if (t.device_option->count() > 0) {
+    const auto [end, error] =
+        std::from_chars(t.device.data(), t.device.data() + t.device.size(), o.device);
+    if (error != std::errc{} || end != t.device.data() + t.device.size() || o.device < 0) {
+      return fmt::format("--device: '{}' is neither a device number nor 'host'", t.device);
+    }
+  }
+  const bool multi = o.rank >= 0 || o.nranks > 0 || !o.rendezvous.empty();
+  if (multi && o.ranks > 0)
+    return "--ranks (emulation) and --rank/--nranks/--rendezvous exclude each other";
+  if (multi) {
+    if (o.rank < 0 || o.nranks <= 0 || o.rendezvous.empty()) {
+      return "multi-process mode needs --rank, --nranks and --rendezvous";
+    }
+    if (o.rank >= o.nranks)
+      return fmt::format("--rank {} is not below --nranks {}", o.rank, o.nranks);
+    if (o.nranks % o.local_ranks != 0 || o.rank % o.local_ranks != 0) {
+      return fmt::format("--local-ranks {} must divide --nranks {} and --rank {}", o.local_ranks,
+                         o.nranks, o.rank);
+    }
+    if (auto point = gpu::parse_rendezvous(o.rendezvous); !point.ok()) {
+      return "--rendezvous: " + point.status().message;
+    }
+  } else if (o.ranks == 0 && !o.xml.empty()) {
+    // The file states its rank count: emulate that many, as a user who gave none expects.
+    const ir::ReadResult read = ir::read_xml_file(o.xml, ir::kCommandLineFile);
+    if (!read.algorithm) return fmt::format("{}:\n{}", o.xml, read.diagnostics.str());
+    const int ngpus = read.algorithm->ngpus;
+    if (ngpus < 1 || ngpus > 64) {
+      return fmt::format(
+          "{} is for {} ranks; one process emulates 1 to 64 (--ranks), more "
+          "need one process per rank (--rank/--nranks/--rendezvous)",
+          o.xml, ngpus);
+    }
+    o.ranks = ngpus;
+  } else if (o.ranks == 0) {
+    return "give --ranks N (emulation) or --rank/--nranks/--rendezvous (multi-process)";
+  }
+  return {};
+}
+
+}  // namespace
+
+ParseOutcome parse_perf_options(int argc, const char* const* argv) {
+  PerfOptions o;
+  OptionTexts texts;
+  CLI::App app{
+      "weft-perf: nccl-tests-style benchmark of Weft algorithms on the GPU runtime.\n"
+      "Emulation: --ranks N runs N ranks in this process on one GPU. Multi-process: start one\n"
+      "process per rank with --rank R --nranks N --rendezvous ADDRESS[#SECRET] (rank 0 listens;\n"
+      "every rank proves the secret, without sending it).\n"
+      "Host mode: --device host --ranks N runs the same interpreter on CPU threads, no GPU\n"
+      "needed (it proves results, not speed); with --rank/--nranks/--rendezvous, one process\n"
+      "per rank, every other process reached through the proxy (WEFT_HOSTID names the host)."};
+  declare_options(app, o, texts);
 
   ParseOutcome outcome;
   try {
@@ -111,82 +210,13 @@ ParseOutcome parse_perf_options(int argc, const char* const* argv) {
     outcome.exit_code = 2;
     return outcome;
   }
-  auto fail = [&](std::string message) {
-    outcome.text = "weft-perf: " + std::move(message);
+  std::string problem = read_sizes(o, texts);
+  if (problem.empty()) problem = read_call_kind(o, texts);
+  if (problem.empty()) problem = read_placement(o, texts);
+  if (!problem.empty()) {
+    outcome.text = "weft-perf: " + problem;
     outcome.exit_code = 2;
     return outcome;
-  };
-  if (!min_text.empty()) {
-    if (auto e = parse_size_into(min_text, o.min_bytes); !e.empty()) return fail("-b: " + e);
-  }
-  if (!max_text.empty()) {
-    if (auto e = parse_size_into(max_text, o.max_bytes); !e.empty()) return fail("-e: " + e);
-  }
-  if (!max_memory_text.empty()) {
-    std::size_t limit = 0;
-    if (auto e = parse_size_into(max_memory_text, limit); !e.empty() || limit == 0) {
-      return fail("--max-memory: " + (e.empty() ? std::string("must be more than 0") : e));
-    }
-    o.max_memory = limit;
-  }
-  // One bound alone moves the other default along when needed (-e 1K alone means 1K..1K).
-  if (min_text.empty() && o.max_bytes < o.min_bytes) o.min_bytes = o.max_bytes;
-  if (max_text.empty() && o.max_bytes < o.min_bytes) o.max_bytes = o.min_bytes;
-  if (o.min_bytes == 0 || o.max_bytes < o.min_bytes) {
-    return fail(fmt::format("need 0 < -b ({}) <= -e ({})", o.min_bytes, o.max_bytes));
-  }
-  const auto parsed_type = parse_data_type(dtype);
-  if (!parsed_type) return fail(fmt::format("-d: unknown data type '{}'", dtype));
-  o.dtype = *parsed_type;
-  const auto parsed_op = parse_reduce_op(op);
-  if (!parsed_op) return fail(fmt::format("-o: unknown operator '{}'", op));
-  o.op = *parsed_op;
-  o.check = check != 0;
-  if (!protocol.empty()) {
-    o.protocol = ir::parse_protocol(protocol);
-    if (!o.protocol) return fail(fmt::format("--proto: '{}' is not Simple, LL or LL128", protocol));
-  }
-  if (o.xml.empty() && o.builtin.empty())
-    return fail("give an algorithm: --xml FILE or --builtin NAME");
-  if (device == "host") {
-    o.host = true;
-  } else if (device_option->count() > 0) {
-    const auto [end, error] =
-        std::from_chars(device.data(), device.data() + device.size(), o.device);
-    if (error != std::errc{} || end != device.data() + device.size() || o.device < 0) {
-      return fail(fmt::format("--device: '{}' is neither a device number nor 'host'", device));
-    }
-  }
-  const bool multi = o.rank >= 0 || o.nranks > 0 || !o.rendezvous.empty();
-  if (multi && o.ranks > 0)
-    return fail("--ranks (emulation) and --rank/--nranks/--rendezvous exclude each other");
-  if (multi) {
-    if (o.rank < 0 || o.nranks <= 0 || o.rendezvous.empty()) {
-      return fail("multi-process mode needs --rank, --nranks and --rendezvous");
-    }
-    if (o.rank >= o.nranks)
-      return fail(fmt::format("--rank {} is not below --nranks {}", o.rank, o.nranks));
-    if (o.nranks % o.local_ranks != 0 || o.rank % o.local_ranks != 0) {
-      return fail(fmt::format("--local-ranks {} must divide --nranks {} and --rank {}",
-                              o.local_ranks, o.nranks, o.rank));
-    }
-    if (auto point = gpu::parse_rendezvous(o.rendezvous); !point.ok()) {
-      return fail("--rendezvous: " + point.status().message);
-    }
-  } else if (o.ranks == 0 && !o.xml.empty()) {
-    // The file states its rank count: emulate that many, as a user who gave none expects.
-    const ir::ReadResult read = ir::read_xml_file(o.xml, ir::kCommandLineFile);
-    if (!read.algorithm) return fail(fmt::format("{}:\n{}", o.xml, read.diagnostics.str()));
-    const int ngpus = read.algorithm->ngpus;
-    if (ngpus < 1 || ngpus > 64) {
-      return fail(
-          fmt::format("{} is for {} ranks; one process emulates 1 to 64 (--ranks), more "
-                      "need one process per rank (--rank/--nranks/--rendezvous)",
-                      o.xml, ngpus));
-    }
-    o.ranks = ngpus;
-  } else if (o.ranks == 0) {
-    return fail("give --ranks N (emulation) or --rank/--nranks/--rendezvous (multi-process)");
   }
   outcome.options = std::move(o);
   return outcome;
