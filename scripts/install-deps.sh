@@ -8,12 +8,14 @@
 set -euo pipefail
 
 # libucx-dev: UCX, the network engine of the proxy that runs algorithms across hosts
-# (docs/architecture.md §6); ucx-utils: ucx_perftest, the proxy benchmark's reference.
+# (docs/architecture.md §6); ucx-utils: ucx_perftest, the proxy benchmark's reference;
+# universal-ctags: the function lengths scripts/check-function-length.sh checks (a test).
 packages=(build-essential cmake ninja-build pkg-config
           libpugixml-dev libfmt-dev libcli11-dev catch2 liblemon-dev libssl-dev libucx-dev)
 case "${1:-}" in
   --build) ;;
-  "") packages+=(git clang libclang-rt-14-dev time pybind11-dev python3-dev ucx-utils bc) ;;
+  "") packages+=(git clang libclang-rt-14-dev time pybind11-dev python3-dev ucx-utils bc
+              universal-ctags) ;;
   *) echo "install-deps: unknown argument '$1' (use --build or nothing)" >&2; exit 2 ;;
 esac
 
