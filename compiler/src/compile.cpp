@@ -1,14 +1,17 @@
 #include "weft/compiler/compiler.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <optional>
 #include <string>
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "fuse_and_schedule.h"
+#include "pass_dump.h"
 #include "plan_search.h"
 #include "time_judge.h"
 #include "weft/compiler/emit.h"
@@ -78,122 +81,327 @@ CompileStats replicated_statistics(const ir::Algorithm& replicated,
   return stats;
 }
 
-// The passes from the trace to emitted IR, in order. A pass that fails adds its error to
-// `result` and the rest do not run.
-void run_passes(const dsl::Program& program, const ir::LimitsProfile& limits,
-                const JudgeOptions& judge_options, CompileResult& result, const detail::Lap& lap) {
-  const dsl::Options& options = program.options();
-  // The postcondition, on the trace: a program that computes the wrong thing goes no further.
-  const dsl::PostconditionReport post = dsl::check_postcondition(program);
-  lap("postcondition");
-  if (!post.ok()) {
-    result.errors.push_back(post.str());
-    return;
+// Renders the program for the passes CompileOptions::dump_after names, and only for those.
+class PassDumper {
+ public:
+  explicit PassDumper(const PassDumps& dumps) : dumps_(dumps) {}
+  bool wants(std::string_view pass) const { return dumps_.sink && dumps_.wants(pass); }
+  template <typename Render>
+  void operator()(std::string_view pass, Render&& render) const {
+    if (wants(pass)) dumps_.sink(pass, render());
   }
 
-  InstructionDag lowered = lower(program, LowerOptions{limits.max_count});
-  lap("lower");
+ private:
+  const PassDumps& dumps_;
+};
+
+// The passes from the trace to emitted IR, in order (docs/architecture.md §4), and the program as
+// it stands between them: one instance until replicate. A pass that fails adds its error to the
+// result and the rest do not run. The channel and placement search (plan_search.h) is the assign
+// pass's: it assigns and resolves dependencies for every plan it tries, and the passes after it
+// take the plan it kept.
+class Pipeline {
+ public:
+  Pipeline(const dsl::Program& program, const ir::LimitsProfile& limits,
+           const JudgeOptions& judge_options, CompileResult& result, const detail::Lap& lap,
+           const PassDumps& dumps)
+      : program_(program),
+        options_(program.options()),
+        limits_(limits),
+        judge_options_(judge_options),
+        result_(result),
+        lap_(lap),
+        dump_(dumps),
+        instances_(options_.instances),
+        layout_(replication_layout(program)),
+        blocks_(replication_blocks(program.collective())) {}
+
+  void run() {
+    if (!postcondition()) return;
+    lower();
+    cut_for_instances();
+    forward();
+    if (!fuse_and_schedule()) return;
+    if (!assign()) return;
+    dependencies();
+    replicate();
+    emit();
+  }
+
+ private:
+  // The postcondition, on the trace: a program that computes the wrong thing goes no further.
+  bool postcondition() {
+    const dsl::PostconditionReport post = dsl::check_postcondition(program_);
+    lap_("postcondition");
+    dump_("postcondition", [&] { return detail::dump_trace(program_, post); });
+    if (post.ok()) return true;
+    result_.errors.push_back(post.str());
+    return false;
+  }
+
+  void lower() {
+    lowered_ = compiler::lower(program_, LowerOptions{limits_.max_count});
+    lap_("lower");
+    dump_("lower", [&] { return detail::dump_dag(lowered_, "lowered"); });
+  }
+
   // One instance is compiled and then copied (replicate.h); its multi-chunk steps are cut first
   // where a copy would not be contiguous.
-  const int instances = options.instances;
-  const dsl::Replication layout = replication_layout(program);
-  const BlockSizes blocks = replication_blocks(program.collective());
-  if (instances > 1) {
-    const int piece_channels = channels_per_piece(lowered, options, limits);
-    lowered = cut_for_instances(lowered, instances, layout, blocks, piece_channels);
-    lap("cut");
+  void cut_for_instances() {
+    if (instances_ > 1) {
+      const int piece_channels = channels_per_piece(lowered_, options_, limits_);
+      lowered_ =
+          compiler::cut_for_instances(lowered_, instances_, layout_, blocks_, piece_channels);
+      lap_("cut");
+    }
+    dump_("cut", [&] {
+      return instances_ > 1 ? detail::dump_dag(lowered_, "cut for instances")
+                            : std::string("not run: one instance, nothing to cut\n");
+    });
   }
 
   // Copies forwarded where the data can be read at its source; the copies kept as written only
   // when no schedule keeps the message order with forwarding (its reads of the source add
   // write-after-read orders).
-  const std::optional<InstructionDag> forwarded = forward_copies(lowered, &result.stats.forwarded);
-  lap("forward");
-
-  // Two orders of the same steps (schedule.h): the incumbent's first. The second is only worth
-  // building where time can judge between them.
-  const ScheduleOrder first = judge_options.incumbent == Incumbent::Msccl
-                                  ? ScheduleOrder::Level
-                                  : ScheduleOrder::CriticalPath;
-  const detail::Scheduled primary =
-      detail::fuse_and_schedule(lowered, forwarded ? &*forwarded : nullptr, result.stats.forwarded,
-                                options.fusion, first, lap);
-  if (!primary.schedule) {
-    result.notes = primary.notes;
-    result.errors.push_back("no schedule keeps the order of messages between ranks: " +
-                            result.notes.back());
-    return;
+  void forward() {
+    forwarded_ = forward_copies(lowered_, &result_.stats.forwarded);
+    lap_("forward");
+    dump_("forward", [&] {
+      if (!forwarded_) return std::string("nothing forwarded: no step reads differently\n");
+      const ForwardStats& f = result_.stats.forwarded;
+      return detail::dump_dag(
+          *forwarded_, fmt::format("forwarded ({} reads from the source, {} copies removed, {} "
+                                   "narrowed; the copies as written stay a fallback)",
+                                   f.reads, f.copies_removed, f.copies_narrowed));
+    });
   }
-  detail::TimeJudge judge(program, judge_options, layout, blocks);
-  std::vector<const detail::Scheduled*> primaries{&primary};
-  std::optional<detail::Scheduled> second;
-  const std::uint64_t steps =
-      static_cast<std::uint64_t>(primary.dag.size()) * static_cast<std::uint64_t>(instances);
-  std::optional<detail::Scheduled> unbounded;
-  std::optional<detail::Scheduled> msccl_fused;
-  if (judge_options.enabled && (judge_options.max_steps == 0 || steps <= judge_options.max_steps)) {
-    second = detail::fuse_and_schedule(
-        lowered, forwarded ? &*forwarded : nullptr, result.stats.forwarded, options.fusion,
-        first == ScheduleOrder::Level ? ScheduleOrder::CriticalPath : ScheduleOrder::Level, lap);
-    if (second->schedule && !detail::same_schedule(primary, *second)) primaries.push_back(&*second);
-    // The level order without room kept for FIFO depth 2, as msccl-tools orders: its sends need
-    // not wait for receives. First where msccl-tools' choices are the incumbent.
-    unbounded = detail::fuse_and_schedule(lowered, forwarded ? &*forwarded : nullptr,
-                                          result.stats.forwarded, options.fusion,
-                                          ScheduleOrder::Level, lap, /*unbounded=*/true);
-    const detail::Scheduled& level = first == ScheduleOrder::Level ? primary : *second;
-    if (unbounded->schedule && !(level.schedule && detail::same_schedule(level, *unbounded))) {
+
+  const InstructionDag* forwarded() const { return forwarded_ ? &*forwarded_ : nullptr; }
+
+  detail::Scheduled schedule_in(ScheduleOrder order, bool unbounded = false,
+                                bool msccl_fusion = false) const {
+    return detail::fuse_and_schedule(lowered_, forwarded(), result_.stats.forwarded,
+                                     options_.fusion, order, lap_, unbounded, msccl_fusion);
+  }
+
+  // Fused and in one global order, the schedules the channel search places: the incumbent's order
+  // first. The others are only worth building where time can judge between them.
+  bool fuse_and_schedule() {
+    const ScheduleOrder first = judge_options_.incumbent == Incumbent::Msccl
+                                    ? ScheduleOrder::Level
+                                    : ScheduleOrder::CriticalPath;
+    primary_ = schedule_in(first);
+    if (!primary_->schedule) {
+      result_.notes = primary_->notes;
+      result_.errors.push_back("no schedule keeps the order of messages between ranks: " +
+                               result_.notes.back());
+      dump_schedules();
+      return false;
+    }
+    judge_.emplace(program_, judge_options_, layout_, blocks_);
+    primaries_ = {&*primary_};
+    const std::uint64_t steps =
+        static_cast<std::uint64_t>(primary_->dag.size()) * static_cast<std::uint64_t>(instances_);
+    if (judge_options_.enabled &&
+        (judge_options_.max_steps == 0 || steps <= judge_options_.max_steps)) {
+      schedule_challengers(first);
+    }
+    dump_schedules();
+    return true;
+  }
+
+  // The other order, the level order without room kept for FIFO depth 2 (as msccl-tools orders:
+  // its sends need not wait for receives), and msccl-tools' fusion where its choices are the
+  // incumbent: each placed where it differs from the schedule of its order.
+  void schedule_challengers(ScheduleOrder first) {
+    second_ = schedule_in(first == ScheduleOrder::Level ? ScheduleOrder::CriticalPath
+                                                        : ScheduleOrder::Level);
+    if (second_->schedule && !detail::same_schedule(*primary_, *second_))
+      primaries_.push_back(&*second_);
+    // First where msccl-tools' choices are the incumbent.
+    unbounded_ = schedule_in(ScheduleOrder::Level, /*unbounded=*/true);
+    const detail::Scheduled& level = first == ScheduleOrder::Level ? *primary_ : *second_;
+    if (unbounded_->schedule && !(level.schedule && detail::same_schedule(level, *unbounded_))) {
       if (first == ScheduleOrder::Level) {
-        primaries.insert(primaries.begin(), &*unbounded);
+        primaries_.insert(primaries_.begin(), &*unbounded_);
       } else {
-        primaries.push_back(&*unbounded);
+        primaries_.push_back(&*unbounded_);
       }
     }
     // Where msccl-tools' choices are the incumbent, its fusion too (fuse.h), first: it fuses
     // less, and a result sent two ways then leaves on both at once, each on a channel of its own
     // where a channel per data chain is tried.
-    if (judge_options.incumbent == Incumbent::Msccl && options.fusion) {
-      msccl_fused = detail::fuse_and_schedule(
-          lowered, forwarded ? &*forwarded : nullptr, result.stats.forwarded, options.fusion,
-          ScheduleOrder::Level, lap, /*unbounded=*/false, /*msccl_fusion=*/true);
-      if (msccl_fused->schedule && !(level.schedule && detail::same_schedule(level, *msccl_fused)))
-        primaries.insert(primaries.begin(), &*msccl_fused);
+    if (judge_options_.incumbent == Incumbent::Msccl && options_.fusion) {
+      msccl_fused_ = schedule_in(ScheduleOrder::Level, /*unbounded=*/false, /*msccl_fusion=*/true);
+      if (msccl_fused_->schedule &&
+          !(level.schedule && detail::same_schedule(level, *msccl_fused_)))
+        primaries_.insert(primaries_.begin(), &*msccl_fused_);
     }
   }
 
-  detail::ChosenPlan plan = detail::search_plan(
-      primaries, lowered, forwarded ? &*forwarded : nullptr, result.stats.forwarded, options,
-      limits, instances, &judge, judge_options.incumbent, lap);
-  result.notes = std::move(plan.notes);
-  for (const std::string& line : judge.notes())
-    result.judged += (result.judged.empty() ? "" : "; ") + line;
-  result.candidates_predicted = judge.predictions();
-  result.candidates = std::move(plan.candidates);
-  if (!result.candidates.empty()) result.judged_sizes = judge.sizes();
-  result.stats.fused = plan.fused;
-  result.stats.forwarded = plan.forwarded;
-  if (!plan.algorithm) {
-    result.errors.push_back(
-        fmt::format("cannot meet the '{}' limits profile: {}{}", limits.name, plan.violation,
-                    limits.name == "msccl" ? " (the 'weft' profile allows more)" : ""));
-    return;
+  // The fuse and schedule passes' dumps: every schedule built, and which the search places.
+  void dump_schedules() const {
+    if (!dump_.wants("fuse") && !dump_.wants("schedule")) return;
+    std::vector<detail::NamedSchedule> named;
+    for (const std::optional<detail::Scheduled>* built :
+         {&primary_, &second_, &unbounded_, &msccl_fused_}) {
+      if (!*built) continue;
+      const detail::Scheduled& s = **built;
+      const std::string name = fmt::format("schedule {}", named.size() + 1);
+      const auto placed = std::find(primaries_.begin(), primaries_.end(), &s);
+      if (placed != primaries_.end()) {
+        named.push_back(
+            {&s, name,
+             fmt::format("placed {} of {}", placed - primaries_.begin() + 1, primaries_.size())});
+        continue;
+      }
+      const auto same = std::find_if(named.begin(), named.end(), [&](const auto& before) {
+        return before.scheduled->schedule && detail::same_schedule(*before.scheduled, s);
+      });
+      named.push_back({&s, name,
+                       !s.schedule           ? std::string("not placed: no order held")
+                       : same != named.end() ? "not placed: the same as " + same->name
+                                             : std::string("not placed")});
+    }
+    dump_("fuse", [&] { return detail::dump_fused(named); });
+    dump_("schedule", [&] { return detail::dump_schedules(named); });
   }
 
-  ir::Algorithm replicated = replicate(*plan.algorithm, instances, layout, blocks);
-  if (instances > 1) lap("replicate");
-  emit_header(program, replicated);
-  const Diagnostics diagnostics = validate_output(replicated, limits);
-  lap("emit");
-  if (diagnostics.has_errors()) {
-    result.errors.push_back("the emitted IR does not validate (a compiler bug):\n" +
-                            diagnostics.str());
-    return;
+  // The channel plan and threadblocks, by the channel and placement search: it assigns and
+  // resolves dependencies for each plan it tries, and predicted time chooses (§4.1).
+  bool assign() {
+    plan_ = detail::search_plan(primaries_, lowered_, forwarded(), result_.stats.forwarded,
+                                options_, limits_, instances_, &*judge_, judge_options_.incumbent,
+                                lap_, dump_.wants("assign"));
+    result_.notes = std::move(plan_.notes);
+    for (const std::string& line : judge_->notes())
+      result_.judged += (result_.judged.empty() ? "" : "; ") + line;
+    result_.candidates_predicted = judge_->predictions();
+    if (!plan_.candidates.empty()) result_.judged_sizes = judge_->sizes();
+    dump_("assign",
+          [&] { return detail::dump_channel_plan(plan_, result_.judged_sizes, result_.judged); });
+    result_.candidates = std::move(plan_.candidates);
+    result_.stats.fused = plan_.fused;
+    result_.stats.forwarded = plan_.forwarded;
+    if (plan_.algorithm) return true;
+    result_.errors.push_back(
+        fmt::format("cannot meet the '{}' limits profile: {}{}", limits_.name, plan_.violation,
+                    limits_.name == "msccl" ? " (the 'weft' profile allows more)" : ""));
+    return false;
   }
-  result.stats = replicated_statistics(replicated, result.stats, instances);
-  result.algorithm = std::move(replicated);
+
+  // Resolved by the search for every plan it placed: the kept plan's threadblocks and steps.
+  void dependencies() {
+    dump_("dependencies", [&] {
+      return detail::dump_threadblocks(*plan_.algorithm, "one instance, with its dependencies");
+    });
+  }
+
+  void replicate() {
+    replicated_ = compiler::replicate(*plan_.algorithm, instances_, layout_, blocks_);
+    if (instances_ > 1) lap_("replicate");
+    dump_("replicate", [&] {
+      return instances_ > 1
+                 ? detail::dump_threadblocks(replicated_, fmt::format("{} instances", instances_))
+                 : std::string("not run: one instance, nothing to copy\n");
+    });
+  }
+
+  void emit() {
+    emit_header(program_, replicated_);
+    const Diagnostics diagnostics = validate_output(replicated_, limits_);
+    lap_("emit");
+    dump_("emit", [&] { return ir::write_xml(replicated_); });
+    if (diagnostics.has_errors()) {
+      result_.errors.push_back("the emitted IR does not validate (a compiler bug):\n" +
+                               diagnostics.str());
+      return;
+    }
+    result_.stats = replicated_statistics(replicated_, result_.stats, instances_);
+    result_.algorithm = std::move(replicated_);
+  }
+
+  const dsl::Program& program_;
+  const dsl::Options& options_;
+  const ir::LimitsProfile& limits_;
+  const JudgeOptions& judge_options_;
+  CompileResult& result_;
+  const detail::Lap& lap_;
+  const PassDumper dump_;
+  const int instances_;
+  const dsl::Replication layout_;
+  const BlockSizes blocks_;
+
+  InstructionDag lowered_;
+  std::optional<InstructionDag> forwarded_;
+  // The schedules built, and those the search places, in the order the incumbent is chosen.
+  std::optional<detail::Scheduled> primary_;
+  std::optional<detail::Scheduled> second_;
+  std::optional<detail::Scheduled> unbounded_;
+  std::optional<detail::Scheduled> msccl_fused_;
+  std::vector<const detail::Scheduled*> primaries_;
+  std::optional<detail::TimeJudge> judge_;
+  detail::ChosenPlan plan_;
+  ir::Algorithm replicated_;
+};
+
+// The pass nearest to `word`: within two edits, one it starts ("sched"), or one it shares three
+// letters or more with at the start ("fusion", "dependency"). Empty when none is near.
+std::string_view nearest_pass(std::string_view word) {
+  std::string_view best;
+  std::size_t best_distance = 3;
+  for (const std::string_view candidate : pass_names()) {
+    // Levenshtein distance: the names are short.
+    std::vector<std::size_t> row(candidate.size() + 1);
+    for (std::size_t j = 0; j <= candidate.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= word.size(); ++i) {
+      std::size_t diagonal = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= candidate.size(); ++j) {
+        const std::size_t above = row[j];
+        row[j] = std::min(
+            {row[j] + 1, row[j - 1] + 1, diagonal + (word[i - 1] == candidate[j - 1] ? 0 : 1)});
+        diagonal = above;
+      }
+    }
+    std::size_t d = row[candidate.size()];
+    if (word.size() >= 3 && candidate.starts_with(word)) d = std::min<std::size_t>(d, 1);
+    const auto common = static_cast<std::size_t>(
+        std::mismatch(word.begin(), word.end(), candidate.begin(), candidate.end()).first -
+        word.begin());
+    if (common >= 3) d = std::min<std::size_t>(d, 2);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  }
+  return best;
 }
 
 }  // namespace
+
+std::span<const std::string_view> pass_names() {
+  static constexpr std::array<std::string_view, 11> kPasses{
+      "postcondition", "lower",        "cut",       "forward", "fuse",  "schedule",
+      "assign",        "dependencies", "replicate", "emit",    "verify"};
+  return kPasses;
+}
+
+std::optional<std::string> unknown_pass(std::string_view name) {
+  const std::span<const std::string_view> passes = pass_names();
+  if (name == "all" || std::find(passes.begin(), passes.end(), name) != passes.end())
+    return std::nullopt;
+  const std::string_view near = nearest_pass(name);
+  if (near.empty())
+    return fmt::format("'{}' is not a pass; the passes: {}, or all", name, fmt::join(passes, ", "));
+  return fmt::format("'{}' is not a pass; did you mean '{}'? The passes: {}, or all", name, near,
+                     fmt::join(passes, ", "));
+}
+
+bool PassDumps::wants(std::string_view pass) const {
+  return std::any_of(passes.begin(), passes.end(),
+                     [&](const std::string& name) { return name == "all" || name == pass; });
+}
 
 std::string CompileResult::error_text() const {
   std::string text;
@@ -238,8 +446,18 @@ CompileResult compile_unverified(const dsl::Program& program, const CompileOptio
     result.errors.push_back(fmt::format("unknown limits profile '{}'", program.options().limits));
     return result;
   }
+  for (const std::string& pass : options.dump_after.passes) {
+    if (const std::optional<std::string> why = unknown_pass(pass)) {
+      result.errors.push_back("dump_after: " + *why);
+      return result;
+    }
+  }
+  if (!options.dump_after.passes.empty() && !options.dump_after.sink) {
+    result.errors.push_back("dump_after names passes but has no sink to give their text to");
+    return result;
+  }
   try {
-    run_passes(program, *limits, options.judge, result, lap);
+    Pipeline(program, *limits, options.judge, result, lap, options.dump_after).run();
   } catch (const CompileError& e) {
     result.errors.push_back(e.what());
   }
@@ -259,6 +477,9 @@ CompileResult compile(const dsl::Program& program, const CompileOptions& options
   CompileResult result = compile_unverified(program, options);
   if (options.on_pass && result.algorithm && result.errors.empty()) options.on_pass("verify");
   verify(program, result, options.verify);
+  const PassDumper dump(options.dump_after);
+  if (result.algorithm && result.errors.empty())
+    dump("verify", [&] { return detail::dump_verification(result.verification); });
   return result;
 }
 

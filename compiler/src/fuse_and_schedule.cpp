@@ -64,10 +64,11 @@ Scheduled fuse_and_schedule(const InstructionDag& lowered, const InstructionDag*
       if (!attempt.forwarded) out.forwarded = {};
       built = wanted;
     }
-    const std::string label = fmt::format(
-        "schedule ({}{}, {}, FIFO depth {})", attempt.fused ? "fused" : "unfused",
+    const std::string tried = fmt::format(
+        "{}{}, {}, FIFO depth {}", attempt.fused ? "fused" : "unfused",
         attempt.forwarded || !forwarded ? "" : ", copies not forwarded", to_string(attempt.order),
         attempt.depth > 0 ? std::to_string(attempt.depth) : std::string("unbounded"));
+    const std::string label = fmt::format("schedule ({})", tried);
     ScheduleFailure failure;
     out.schedule = schedule(out.dag, ScheduleOptions{attempt.order, attempt.depth}, &failure);
     lap("schedule");
@@ -104,6 +105,7 @@ Scheduled fuse_and_schedule(const InstructionDag& lowered, const InstructionDag*
     }
     if (out.schedule) {
       out.fifo_depth = attempt.depth;
+      out.attempt = tried;
       break;
     }
     out.notes.push_back(fmt::format("{}: {}", label, failure.why));

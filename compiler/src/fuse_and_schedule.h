@@ -35,6 +35,8 @@ struct Scheduled {
   bool unbounded = false;
   // Fused by msccl-tools' rule (msccl_unfused_sends), not Weft's.
   bool msccl_fusion = false;
+  // The attempt that held, as the notes name attempts: "fused, critical path, FIFO depth 2".
+  std::string attempt;
 };
 
 // Fused and in order `first` (critical path or level) first; program order and no fusion are the

@@ -168,6 +168,12 @@ class UnhintedTraffic {
   std::vector<std::pair<int, int>> pair_chains_;
 };
 
+int count_threadblocks(const ir::Algorithm& algo) {
+  int threadblocks = 0;
+  for (const ir::Gpu& gpu : algo.gpus) threadblocks += static_cast<int>(gpu.threadblocks.size());
+  return threadblocks;
+}
+
 // The steps of all threadblocks of a shape.
 int total_steps(const std::vector<std::vector<ThreadblockShape>>& ranks) {
   int steps = 0;
@@ -192,6 +198,9 @@ struct Placed {
   // msccl-tools' own choices for a program that pinned nothing: its fusion, its placement and a
   // channel per data chain, as its automatic channels give.
   bool msccl_own = false;
+  // The channel and threadblock of every instruction: kept only where the search explains itself
+  // (the assign pass's dump), since every candidate placed is kept aside while time may judge.
+  std::optional<Assignment> assignment;
 };
 
 std::string_view placement_name(dsl::Placement placement) {
@@ -211,8 +220,9 @@ std::string_view placement_name(dsl::Placement placement) {
 class PlanSearch {
  public:
   PlanSearch(const dsl::Options& options, const ir::LimitsProfile& limits, int instances,
-             TimeJudge* judge, bool msccl_first, const Lap& lap)
+             TimeJudge* judge, bool msccl_first, const Lap& lap, bool explain)
       : msccl_first_(msccl_first),
+        explain_(explain),
         options_(options),
         limits_(limits),
         instances_(instances),
@@ -222,6 +232,13 @@ class PlanSearch {
         collecting_(judge != nullptr && judge->enabled()) {}
 
   bool judging() const { return collecting_; }
+
+  // One line for the account of the search (ChosenPlan::tried), where it explains itself.
+  template <typename Line>
+  void note(Line&& line) {
+    if (explain_) tried_.push_back(line());
+  }
+  std::vector<std::string> take_tried() { return std::move(tried_); }
 
   // Whether `challenger` replaces `kept` as the search goes: by the critical-path rule of the
   // call site (`by_path`). Where time judges, every candidate placed is also kept aside, and
@@ -302,11 +319,8 @@ class PlanSearch {
     }
     for (std::size_t k = 0; k < pool_.size(); ++k) {
       const Placed& p = pool_[k];
-      int threadblocks = 0;
-      for (const ir::Gpu& gpu : p.algo->gpus)
-        threadblocks += static_cast<int>(gpu.threadblocks.size());
-      judged_.push_back(JudgedCandidate{p.description, p.steps, threadblocks, p.algo->nchannels,
-                                        p.critical_path, p.times, k == chosen});
+      judged_.push_back(JudgedCandidate{p.description, p.steps, count_threadblocks(*p.algo),
+                                        p.algo->nchannels, p.critical_path, p.times, k == chosen});
     }
     return std::move(pool_[chosen]);
   }
@@ -340,10 +354,11 @@ class PlanSearch {
       Assignment assignment;
       try {
         assignment = assign(dag, sched, options_.threadblocks, plan, placement);
-      } catch (const CompileError&) {
+      } catch (const CompileError& e) {
         // msccl-tools' placement can need one threadblock for two connections that another step
         // already split: not a candidate. The others report their errors.
         if (placement != dsl::Placement::Msccl) throw;
+        note([&] { return fmt::format("{}: cannot be placed so: {}", describe(plan), e.what()); });
         return placed;
       }
       Violation violation =
@@ -361,10 +376,19 @@ class PlanSearch {
           placed.paired_directions = assignment.paired_directions;
           placed.description = describe(plan);
           placed.msccl_own = s.msccl_fusion && placement == dsl::Placement::Msccl && !spreadable;
+          note([&] {
+            return fmt::format("{}: {} steps, {} threadblocks, {} channel{}, critical path {}",
+                               placed.description, placed.steps, count_threadblocks(*placed.algo),
+                               placed.algo->nchannels, placed.algo->nchannels == 1 ? "" : "s",
+                               placed.critical_path);
+          });
+          if (explain_) placed.assignment = std::move(assignment);
           offer(placed);
           break;
         }
       }
+      note(
+          [&] { return fmt::format("{}: breaks the limits: {}", describe(plan), violation.text); });
       if (!placed.first_violation) placed.first_violation = violation;
       if (!spreadable) break;        // every chain hinted: nothing to spread
       if (!traffic(s).any()) break;  // hinted traffic: nothing to spread
@@ -440,7 +464,14 @@ class PlanSearch {
       const InstructionDag& base = forwarded ? *forwarded : lowered;
       chains.dag = channel_per_data_chain(
           base, widest_, msccl_fusion ? msccl_unfused_sends(base) : std::vector<char>{});
-      if (!*chains.dag) return;
+      if (!*chains.dag) {
+        note([] {
+          return std::string(
+              "a channel per data chain: not tried: it would put all unhinted traffic on one "
+              "channel again, nothing is unhinted, or a chain carries two channel hints");
+        });
+        return;
+      }
       if (forwarded) {
         chains.lowered = channel_per_data_chain(
             lowered, widest_, msccl_fusion ? msccl_unfused_sends(lowered) : std::vector<char>{});
@@ -454,9 +485,23 @@ class PlanSearch {
                                       /*unbounded=*/false, msccl_fusion)
                   : fuse_and_schedule(**chains.dag, nullptr, forward_stats, options_.fusion, order,
                                       lap_, /*unbounded=*/false, msccl_fusion));
-    if (!by_chain.schedule) return;
+    if (!by_chain.schedule) {
+      note([&] {
+        return fmt::format("{} order, a channel per data chain: no schedule: {}", to_string(order),
+                           by_chain.notes.empty() ? std::string("?") : by_chain.notes.back());
+      });
+      return;
+    }
     for (auto it = by_chain_.begin(); &*it != &by_chain; ++it) {
-      if (same_schedule(*it, by_chain)) return;  // the other order made the same
+      if (same_schedule(*it, by_chain)) {  // the other order made the same
+        note([&] {
+          return fmt::format(
+              "{} order, a channel per data chain: the same schedule as another "
+              "order's, placed once",
+              to_string(order));
+        });
+        return;
+      }
     }
     Placed chain_placed = place_both_ways(by_chain, false);
     if (replaces(chain_placed, placed,
@@ -473,8 +518,20 @@ class PlanSearch {
   // decides alone, and large programs keep no copies).
   void offer(const Placed& p) {
     if (!collecting_) return;
-    if (p.scheduled->unbounded && !judge_->completes_at_depth_two(*p.algo)) return;
+    if (p.scheduled->unbounded && !judge_->completes_at_depth_two(*p.algo)) {
+      note([&] {
+        return fmt::format(
+            "{}: not a candidate: the CPU executor does not show it completes at "
+            "FIFO depth 2",
+            p.description);
+      });
+      return;
+    }
     if (!judge_->within_limit(*p.algo)) {
+      note([&] {
+        return fmt::format("{}: too large to predict: the critical path decides from here",
+                           p.description);
+      });
       collecting_ = false;
       pool_.clear();
       return;
@@ -491,6 +548,8 @@ class PlanSearch {
   }
 
   const bool msccl_first_;  // msccl-tools' choices are the incumbent's (Incumbent::Msccl)
+  const bool explain_;      // keep an account of every plan placed (ChosenPlan::tried)
+  std::vector<std::string> tried_;
   const dsl::Options& options_;
   const ir::LimitsProfile& limits_;
   const int instances_;
@@ -517,8 +576,8 @@ ChosenPlan search_plan(const std::vector<const Scheduled*>& primaries,
                        const InstructionDag& lowered, const InstructionDag* forwarded,
                        const ForwardStats& forward_stats, const dsl::Options& options,
                        const ir::LimitsProfile& limits, int instances, TimeJudge* judge,
-                       Incumbent incumbent, const Lap& lap) {
-  PlanSearch search(options, limits, instances, judge, incumbent == Incumbent::Msccl, lap);
+                       Incumbent incumbent, const Lap& lap, bool explain) {
+  PlanSearch search(options, limits, instances, judge, incumbent == Incumbent::Msccl, lap, explain);
   // What the program pinned (its threadblocks, or channels) is the incumbent's; another
   // candidate replaces it only when no slower at any size and faster at one.
   bool pinned = options.threadblocks == dsl::ThreadblockPolicy::Manual;
@@ -527,7 +586,13 @@ ChosenPlan search_plan(const std::vector<const Scheduled*>& primaries,
   for (const Scheduled* primary : primaries) {
     // A schedule made without room for FIFO depth 2 is judged only with the executor's word that
     // it completes there (offer()); the critical path alone never keeps it.
-    if (primary->unbounded && !search.judging()) continue;
+    if (primary->unbounded && !search.judging()) {
+      search.note([&] {
+        return fmt::format("{} order (unbounded FIFOs): not placed: only time may keep it",
+                           to_string(primary->order));
+      });
+      continue;
+    }
     Placed placed = search.place_both_ways(*primary, true);
     // Under the manual threadblock policy the user placed the threadblocks, and their channels
     // with them: nothing wider to try.
@@ -548,6 +613,12 @@ ChosenPlan search_plan(const std::vector<const Scheduled*>& primaries,
   chosen.fused = kept->scheduled->fused;
   chosen.forwarded = kept->scheduled->forwarded;
   chosen.candidates = search.take_judged();
+  if (explain) {
+    chosen.tried = search.take_tried();
+    chosen.description = kept->description;
+    if (kept->algo) chosen.scheduled = *kept->scheduled;
+    chosen.assignment = std::move(kept->assignment);
+  }
   chosen.algorithm = std::move(kept->algo);
   if (!chosen.algorithm) chosen.violation = kept->first_violation.text;
   return chosen;

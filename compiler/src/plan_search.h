@@ -25,6 +25,7 @@
 
 #include "fuse_and_schedule.h"
 #include "time_judge.h"
+#include "weft/compiler/assign.h"
 #include "weft/compiler/forward.h"
 #include "weft/compiler/fuse.h"
 #include "weft/compiler/instruction_dag.h"
@@ -44,17 +45,27 @@ struct ChosenPlan {
   FuseStats fused;
   ForwardStats forwarded;
   std::vector<JudgedCandidate> candidates;  // where time judged: every one, the kept one marked
+  // Where the search explains itself (for the assign pass's dump), and only there: every plan it
+  // placed, in order, and what became of each ("critical path order, paired directions, unhinted
+  // traffic on one channel: 15 steps, 3 threadblocks, 1 channel, critical path 9"); the kept
+  // one's description, the schedule it was placed from, and the channel and threadblock of each
+  // of that schedule's instructions.
+  std::vector<std::string> tried;
+  std::string description;
+  std::optional<Scheduled> scheduled;
+  std::optional<Assignment> assignment;
 };
 
 // `primaries` are schedules of `lowered` (and of its forwarded copies `forwarded`, null when
 // nothing was forwarded, as `forward_stats` counts them), in the order the incumbent is chosen
 // (the first that meets the limits) and then challenged; the search schedules the data-chain
 // plan from the same two DAGs in each primary's order. `instances` copies of the result must fit
-// the limits together. `judge` may be null (the critical path decides).
+// the limits together. `judge` may be null (the critical path decides). `explain`: fill the
+// account of the search (ChosenPlan::tried and what follows it), at some cost.
 ChosenPlan search_plan(const std::vector<const Scheduled*>& primaries,
                        const InstructionDag& lowered, const InstructionDag* forwarded,
                        const ForwardStats& forward_stats, const dsl::Options& options,
                        const ir::LimitsProfile& limits, int instances, TimeJudge* judge,
-                       Incumbent incumbent, const Lap& lap);
+                       Incumbent incumbent, const Lap& lap, bool explain = false);
 
 }  // namespace weft::compiler::detail

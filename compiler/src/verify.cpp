@@ -67,6 +67,14 @@ VerificationResult verify_with_executor(const dsl::Program& program, const ir::A
   result.passed = report.passed();
   result.min_fifo_depth = report.min_fifo_depth;
   for (const cpu::CaseResult& c : report.cases) {
+    result.case_lines.push_back(fmt::format(
+        "{}, S={} T={} D={} seed {}: {}{}", c.options.in_place ? "in place" : "out of place",
+        c.options.chunk_elements, c.options.tile_elements,
+        c.options.fifo_depth > 0 ? std::to_string(c.options.fifo_depth) : std::string("unbounded"),
+        c.options.seed, cpu::to_string(c.result.outcome),
+        c.options.completion_only ? " (completion only)" : ""));
+  }
+  for (const cpu::CaseResult& c : report.cases) {
     if (c.result.outcome == cpu::Outcome::Pass) continue;
     result.report = fmt::format(
         "chunk {} elements, tile {}, FIFO depth {}, seed {}, {}: {}", c.options.chunk_elements,

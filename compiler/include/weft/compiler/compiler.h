@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,6 +26,32 @@
 
 namespace weft::compiler {
 
+// The passes, in the order a compile runs them (docs/architecture.md §4): postcondition, lower,
+// cut (for instances), forward, fuse, schedule, assign (the channel and placement search),
+// dependencies, replicate, emit, verify. What PassDumps names.
+std::span<const std::string_view> pass_names();
+
+// Why `name` is not a pass PassDumps can name, with the nearest pass and every one ("'fusion' is
+// not a pass; did you mean 'fuse'? The passes: postcondition, lower, ..., verify, or all"); nullopt
+// when it is one of pass_names() or "all".
+std::optional<std::string> unknown_pass(std::string_view name);
+
+// The program as it stands after the passes named, as text for people (docs/dsl.md, "Watching the
+// passes"): the trace and the postcondition's verdict after postcondition; the instruction DAG
+// after lower, cut and forward; every schedule's fused DAG after fuse and its order after schedule;
+// the plans the channel search placed and the channel and threadblock of every instruction of the
+// kept one after assign; threadblocks and their steps after dependencies (one instance) and
+// replicate; the XML after emit (what write_xml_file writes, byte for byte); every case after
+// verify. A pass that does not run for this program (cut and replicate with one instance) says
+// so; a compile that stops early dumps no further. Rendered only for the passes named.
+struct PassDumps {
+  std::vector<std::string> passes;  // of pass_names(), or "all"; empty: none
+  // Gets each pass's text as the pass ends; required when `passes` names any.
+  std::function<void(std::string_view pass, std::string_view text)> sink;
+
+  bool wants(std::string_view pass) const;
+};
+
 struct CompileOptions {
   // The executor sweep of the verify pass: `weftc compile`'s (compile_proof(): S = 37, tiles of
   // 8 and 64 elements, FIFO depths 2 and 8, up to 3 seeds). Fewer seeds make it lighter; it
@@ -35,6 +62,8 @@ struct CompileOptions {
   std::function<void(std::string_view pass)> on_pass;
   // Where legal schedules differ, predicted time on this machine decides (judge.h).
   JudgeOptions judge;
+  // The passes to watch (nothing by default). A name that is not a pass is an error of the compile.
+  PassDumps dump_after;
 };
 
 struct CompileStats {

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "weft/cpu/verify.h"
 #include "weft/dsl/program.h"
@@ -23,6 +24,8 @@ struct VerificationResult {
   std::size_t failures = 0;
   std::optional<int> min_fifo_depth;
   std::string report;  // the first failing case, for humans; empty when passed
+  // One line per case run, in the sweep's order: "in place, S=37 T=8 D=2 seed 1: pass".
+  std::vector<std::string> case_lines;
 };
 
 // The sweep `weftc compile` proves with, and compile()'s by default: cpu::VerifyOptions' cases

@@ -1,14 +1,20 @@
 // `weftc compile NAME --ranks N | --nodes A --gpus-per-node B ... -o FILE.xml`: build a library
 // (or --load'ed) algorithm, compile it, verify it on the CPU reference executor and write it.
 // Nothing is written unless verification passes.
+#include <algorithm>
 #include <exception>
+#include <filesystem>
 #include <memory>
 #include <new>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "../command_line.h"
 #include "../commands.h"
@@ -18,6 +24,7 @@
 #include "weft/compiler/compiler.h"
 #include "weft/dsl/error.h"
 #include "weft/ir/host_memory.h"
+#include "weft/ir/text_file.h"
 #include "weft/predict/topology.h"
 
 namespace weft::weftc {
@@ -51,6 +58,10 @@ struct CompileArgs {
   std::string output;
   std::vector<std::string> load;
   std::string max_memory;  // --max-memory: empty for nine tenths of what is available
+  // --dump-after: passes whose result is written as text (compiler::PassDumps), to stderr or,
+  // with --dump-dir, a file per pass in that folder.
+  std::vector<std::string> dump_after;
+  std::string dump_dir;
 };
 
 // Bytes of weftc's peak per operation of the traced program, through every pass and the proof:
@@ -90,6 +101,71 @@ void print_candidates(const compiler::CompileResult& result) {
   fmt::print(
       "  (*: kept; one instance's steps, threadblocks and channels; predicted, not measured)\n");
 }
+
+// Where --dump-after's text goes: stderr, each pass under a heading as LLVM's -print-after
+// writes it, or with --dump-dir a file per pass, "05-fuse.txt" (the pass's place in the pipeline
+// first, so that the folder lists them in order), holding the text alone (emit's is the XML
+// written). The folder's earlier dumps (those names only) are removed first, so that what it holds
+// is this compile's. A file that cannot be written is reported once; the compile goes on.
+class PassDumpSink {
+ public:
+  PassDumpSink(const std::string& folder, ProgressLine& progress)
+      : folder_(folder), progress_(progress) {}
+
+  // Creates the folder and clears its earlier dumps; false, having said why, when it cannot.
+  bool prepare() {
+    if (folder_.empty()) return true;
+    std::error_code ec;
+    std::filesystem::create_directories(folder_, ec);
+    if (ec) {
+      fmt::print(stderr, "weftc compile: --dump-dir {}: cannot create the folder: {}\n", folder_,
+                 ec.message());
+      return false;
+    }
+    for (const std::string_view pass : compiler::pass_names())
+      std::filesystem::remove(path_of(pass), ec);
+    return true;
+  }
+
+  void operator()(std::string_view pass, std::string_view text) {
+    if (folder_.empty()) {
+      // The progress line, drawn on a terminal, would cut into the text: it comes back with the
+      // next pass.
+      progress_.set("");
+      progress_.clear();
+      fmt::print(stderr, "// -----// weftc compile: after {} //----- //\n{}", pass, text);
+      if (!text.ends_with('\n')) fmt::print(stderr, "\n");
+      return;
+    }
+    std::string error;
+    if (ir::write_text_file(path_of(pass), text, &error)) {
+      written_.emplace_back(pass);
+    } else if (failure_.empty()) {
+      failure_ = error;
+      fmt::print(stderr, "weftc compile: --dump-dir: {}\n", error);
+    }
+  }
+
+  bool failed() const { return !failure_.empty(); }
+
+  // "  dumped after lower, fuse into out/": what the folder now holds, said once the compile ends.
+  void report() const {
+    if (!written_.empty())
+      fmt::print("  dumped after {} into {}\n", fmt::join(written_, ", "), folder_);
+  }
+
+ private:
+  std::string path_of(std::string_view pass) const {
+    const std::span<const std::string_view> passes = compiler::pass_names();
+    const auto place = std::find(passes.begin(), passes.end(), pass) - passes.begin();
+    return (std::filesystem::path(folder_) / fmt::format("{:02}-{}.txt", place + 1, pass)).string();
+  }
+
+  std::string folder_;
+  ProgressLine& progress_;
+  std::string failure_;
+  std::vector<std::string> written_;
+};
 
 int run_compile(const CompileArgs& args) {
   KnownAlgorithms known;
@@ -225,6 +301,14 @@ int compile_within(const CompileArgs& args, const dsl::AlgorithmInfo& info_ref,
   options.judge.nodes = args.judge_nodes > 0 ? args.judge_nodes : params.nodes;
   options.judge.gpus_per_node =
       params.nodes > 0 && args.judge_nodes == 0 ? params.gpus_per_node : 0;
+  PassDumpSink dumps(args.dump_dir, progress);
+  if (!args.dump_after.empty()) {
+    if (!dumps.prepare()) return kFailed;
+    options.dump_after.passes = args.dump_after;
+    options.dump_after.sink = [&dumps](std::string_view pass, std::string_view text) {
+      dumps(pass, text);
+    };
+  }
   if (progress.enabled()) {
     progress.set("the first pass");
     options.on_pass = [&progress](std::string_view pass) {
@@ -240,6 +324,7 @@ int compile_within(const CompileArgs& args, const dsl::AlgorithmInfo& info_ref,
   fmt::print("{}: {}, {} ranks, {}, {} instance{}, {}\n", args.name, program->collective().name(),
              program->ranks(), ir::to_string(o.protocol), o.instances, o.instances == 1 ? "" : "s",
              program->collective().in_place() ? "in place" : "out of place");
+  dumps.report();
   if (result.algorithm) {
     const compiler::CompileStats& s = result.stats;
     fmt::print(
@@ -277,7 +362,7 @@ int compile_within(const CompileArgs& args, const dsl::AlgorithmInfo& info_ref,
     return kFailed;
   }
   fmt::print("  wrote {}\n", args.output);
-  return kOk;
+  return dumps.failed() ? kFailed : kOk;
 }
 
 }  // namespace
@@ -352,6 +437,23 @@ void add_compile_command(CLI::App& app, int& exit_code) {
                   "threads the proof runs its cases on (default 0: one per core)")
       ->check(whole_number(0, 1024, "the proof's threads (0: one per core)"));
   cmd->add_option("-o,--output", args->output, "the XML file to write")->required();
+  CLI::Option* dump_after =
+      cmd->add_option("--dump-after", args->dump_after,
+                      "write the program as it stands after PASS, to stderr (or --dump-dir): "
+                      "postcondition, lower, cut, forward, fuse, schedule, assign, dependencies, "
+                      "replicate, emit, verify, or all; repeat it or separate names with commas")
+          ->delimiter(',')
+          ->type_name("PASS")
+          ->check(CLI::Validator(
+              [](std::string& name) -> std::string {
+                return compiler::unknown_pass(name).value_or(std::string());
+              },
+              ""));
+  cmd->add_option("--dump-dir", args->dump_dir,
+                  "folder for --dump-after's text instead of stderr: a file per pass, "
+                  "NN-PASS.txt (NN its place in the pipeline)")
+      ->type_name("DIR")
+      ->needs(dump_after);
   add_load_option(*cmd, args->load);
   cmd->callback([args, &exit_code] { exit_code = run_compile(*args); });
 }
