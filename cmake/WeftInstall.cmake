@@ -40,7 +40,7 @@ install(RUNTIME_DEPENDENCY_SET weft_runtime_dependencies
   DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
 # Public headers: those each package library registered (weft_install_headers), and the
-# generated weft/version.h. Of the GPU runtime, the device program's headers (weft/gpu/, which
+# generated weft/version.h. Of the GPU runtime, the device program's headers (weft/program/, which
 # the predictor's use) and the C API (weft/weft.h) are installed; the communicator, the kernel
 # and the CUDA runtime are internal to it.
 get_property(WEFT_INSTALLED_HEADER_DIRS GLOBAL PROPERTY WEFT_INSTALLED_HEADER_DIRS)

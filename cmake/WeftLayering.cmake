@@ -1,8 +1,24 @@
 # weft_write_layering_manifest(): writes ${PROJECT_BINARY_DIR}/layering-targets.txt, one line per
-# target of the project — "NAME|SOURCE_DIR|DIR;DIR;..." with the include directories the target
-# itself declares (its own and its interface's, generator expressions for the install tree
-# dropped) — for scripts/check-layering.sh, which fails when a target reaches into a folder of
-# the source tree other than its own: another library's headers come only through linking it.
+# target of the project — "NAME|SOURCE_DIR|DIR;DIR;...|PART|TARGET;TARGET;..." with the include
+# directories the target itself declares (its own and its interface's, generator expressions for
+# the install tree dropped), its part in layers.txt (the longest folder there its sources lie in,
+# or "-"), and the project's targets it links — for scripts/check-layering.sh, which fails when a
+# target reaches into a folder of the source tree other than its own (another library's headers
+# come only through linking it) or links a part that layers.txt does not put below its own.
+
+# The parts of layers.txt as two lists, folders and names, in the file's order.
+function(_weft_read_layers folders_out names_out)
+  file(STRINGS ${PROJECT_SOURCE_DIR}/layers.txt lines REGEX "^[a-z]")
+  set(folders "")
+  set(names "")
+  foreach(line IN LISTS lines)
+    string(REGEX MATCH "^([a-z-]+)[ ]+([^ ]+)" _ "${line}")
+    list(APPEND names ${CMAKE_MATCH_1})
+    list(APPEND folders ${CMAKE_MATCH_2})
+  endforeach()
+  set(${folders_out} ${folders} PARENT_SCOPE)
+  set(${names_out} ${names} PARENT_SCOPE)
+endfunction()
 function(_weft_collect_targets dir out)
   get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
   get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
@@ -15,6 +31,8 @@ endfunction()
 
 function(weft_write_layering_manifest)
   _weft_collect_targets(${PROJECT_SOURCE_DIR} targets)
+  _weft_read_layers(layer_folders layer_names)
+  list(LENGTH layer_folders layer_count)
   set(lines "")
   foreach(target IN LISTS targets)
     get_target_property(type ${target} TYPE)
@@ -37,7 +55,42 @@ function(weft_write_layering_manifest)
       string(REGEX REPLACE "^\\$<BUILD_INTERFACE:(.*)>$" "\\1" dir "${dir}")
       list(APPEND kept "${dir}")
     endforeach()
-    string(APPEND lines "${target}|${source_dir}|${kept}\n")
+    # The part: the longest folder of layers.txt that holds the target's CMakeLists.txt.
+    file(RELATIVE_PATH relative ${PROJECT_SOURCE_DIR} ${source_dir})
+    string(APPEND relative "/")
+    set(part "-")
+    set(longest 0)
+    if(layer_count GREATER 0)
+      math(EXPR last "${layer_count} - 1")
+      foreach(i RANGE ${last})
+        list(GET layer_folders ${i} folder)
+        string(LENGTH "${folder}" length)
+        string(FIND "${relative}" "${folder}" at)
+        if(at EQUAL 0 AND length GREATER longest)
+          list(GET layer_names ${i} part)
+          set(longest ${length})
+        endif()
+      endforeach()
+    endif()
+    set(links "")
+    foreach(property IN ITEMS LINK_LIBRARIES INTERFACE_LINK_LIBRARIES)
+      get_target_property(value ${target} ${property})
+      foreach(item IN LISTS value)
+        if(item MATCHES "^\\$<LINK_ONLY:(.*)>$")
+          set(item ${CMAKE_MATCH_1})
+        endif()
+        if(TARGET "${item}")
+          get_target_property(aliased ${item} ALIASED_TARGET)
+          if(aliased)
+            set(item ${aliased})
+          endif()
+        endif()
+        if(TARGET "${item}" AND item IN_LIST targets)
+          list(APPEND links ${item})
+        endif()
+      endforeach()
+    endforeach()
+    string(APPEND lines "${target}|${source_dir}|${kept}|${part}|${links}\n")
   endforeach()
   file(WRITE ${PROJECT_BINARY_DIR}/layering-targets.txt "${lines}")
 endfunction()

@@ -22,7 +22,7 @@ for arg in "$@"; do
     *) echo "usage: $0 [--no-verify-large]" >&2; exit 2 ;;
   esac
 done
-bench=$build/compiler/weft_compile_bench
+bench=$build/tools/compile-bench/weft_compile_bench
 if [[ ! -x $bench ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DWEFT_ENABLE_CUDA="${WEFT_ENABLE_CUDA:-OFF}" >/dev/null
   cmake --build "$build" --target weft_compile_bench -j "${WEFT_JOBS:-2}"

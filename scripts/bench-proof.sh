@@ -7,7 +7,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${WEFT_BUILD_DIR:-$root/build}
 command -v /usr/bin/time >/dev/null || bash "$root/scripts/install-deps.sh"
-if [ ! -x "$build/compiler/weftc" ]; then
+if [ ! -x "$build/tools/weftc/weftc" ]; then
   cmake --build "$build" --target weftc >/dev/null 2>&1 || bash "$root/scripts/build.sh"
 fi
 
@@ -26,7 +26,7 @@ row() {
   local shown="weftc $*"
   shown=${shown//$work/TMP}
   local met=yes
-  if ! /usr/bin/time -f '%e %M' -o "$work/time" "$build/compiler/weftc" "$@" \
+  if ! /usr/bin/time -f '%e %M' -o "$work/time" "$build/tools/weftc/weftc" "$@" \
     >"$work/log" 2>&1; then
     met="no (failed)"
   fi
@@ -47,7 +47,7 @@ case_ 1 200 compile allreduce_ring --ranks 256 --channels 8
 case_ 30 4096 compile alltoall_two_step --nodes 128 --gpus-per-node 8
 case_ 30 4096 compile alltoall_direct --ranks 1024 --profile weft
 # Prediction (docs/prediction.md): a 64-rank ring at 1 GB, and a whole tuning run.
-"$build/compiler/weftc" compile allreduce_ring --ranks 64 --profile weft -o "$work/ring64.xml" \
+"$build/tools/weftc/weftc" compile allreduce_ring --ranks 64 --profile weft -o "$work/ring64.xml" \
   >/dev/null
 row 1 4096 simulate "$work/ring64.xml" --topology h100-nvswitch --nodes 8 -b 1G -e 1G
 row 60 4096 tune --topology h100-nvswitch --collective allreduce --ranks 8 -b 1K -e 1G \

@@ -26,7 +26,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${WEFT_BUILD_DIR:-$root/build}
 # Absolute: the MSCCLang programs run from their own folder, with the Python module on the path.
 [[ -d $build ]] && build=$(cd "$build" && pwd)
-weftc=${WEFTC:-$build/compiler/weftc}
+weftc=${WEFTC:-$build/tools/weftc/weftc}
 [[ -x $weftc && $weftc != /* ]] && weftc=$PWD/$weftc
 msccl_dir=${WEFT_MSCCL_XML_DIR:-$root/../shared/msccl-xml}/msccl-tools-generated
 protocols="Simple LL LL128"

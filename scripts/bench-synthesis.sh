@@ -9,7 +9,7 @@
 # not measured.
 #
 #   scripts/bench-synthesis.sh [--quick] [--only REGEX] [--no-header] [--large-bound-only] [WEFTC]
-#                                                    (WEFTC default: build/compiler/weftc)
+#                                                    (WEFTC default: build/tools/weftc/weftc)
 #
 # --quick runs the single-node machines only; --only those whose name matches REGEX (several
 # runs side by side, one per core, each with --no-header after the first). The Azure topology files are read from
@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
     *) break ;;
   esac
 done
-weftc=${1:-$root/build/compiler/weftc}
+weftc=${1:-$root/build/tools/weftc/weftc}
 [ -x "$weftc" ] || { echo "bench-synthesis: no weftc at $weftc (build it first)" >&2; exit 2; }
 "$weftc" synthesize --help >/dev/null 2>&1 ||
   { echo "bench-synthesis: $weftc has no 'synthesize' (built without LEMON?)" >&2; exit 2; }

@@ -7,7 +7,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${WEFT_BUILD_DIR:-$root/build}
 corpus=${WEFT_MSCCL_XML_DIR:-$root/../shared/msccl-xml}
-[ -x "$build/compiler/weftc" ] || bash "$root/scripts/build.sh"
+[ -x "$build/tools/weftc/weftc" ] || bash "$root/scripts/build.sh"
 command -v /usr/bin/time >/dev/null || bash "$root/scripts/install-deps.sh"
 
 work=$(mktemp -d)
@@ -28,7 +28,7 @@ status=0
 for f in "${files[@]}"; do
   steps=$(grep -c '<step' "$f")
   ranks=$(grep -o 'ngpus="[0-9]*"' "$f" | head -n 1 | tr -dc 0-9)
-  if /usr/bin/time -f '%e %M' -o "$work/time" "$build/compiler/weftc" verify -q "$f" >"$work/out" 2>&1; then
+  if /usr/bin/time -f '%e %M' -o "$work/time" "$build/tools/weftc/weftc" verify -q "$f" >"$work/out" 2>&1; then
     result=PASS
   else
     result=FAIL

@@ -7,11 +7,15 @@
 # 2. No CMake target declares an include directory inside the source tree but outside its own
 #    folder (BUILD_DIR/layering-targets.txt, written at configure time): no PRIVATE path into
 #    another library's sources.
-# 3. Dependencies run one way: a file of a module includes public headers (weft/<module>/...) of
-#    the modules below it only — never one above it or beside it.
+# 3. Dependencies run one way, down layers.txt (the one list of the parts): a file of a part
+#    includes public headers (weft/<part>/...) of the parts below it only, and a target links
+#    only targets of its own part or below it — never one above it or beside it.
+# 4. layers.txt itself: each part uses only parts listed above it. README.md and
+#    docs/architecture.md quote it (a fenced block of its lines).
 # Exit status 1 with every finding listed, 0 when there is none.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+# WEFT_LAYERING_ROOT: another tree to check (its test builds small ones).
+root=${WEFT_LAYERING_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${1:-$root/build}
 exec python3 - "$root" "$build" <<'PY'
 import os, re, sys
@@ -19,45 +23,50 @@ import os, re, sys
 root, build = sys.argv[1], sys.argv[2]
 findings = []
 
-# Which public modules each part of the tree may include, by the part's folder. Listed bottom
-# up; weft/version.h and weft/weft.h (generated, and the C API) are everybody's.
-ALLOWED = [
-    ("runtime/ir/", {"ir"}),
-    ("runtime/cpu/", {"ir", "cpu"}),
-    ("runtime/gpu/program/", {"ir", "gpu"}),
-    ("runtime/gpu/communicator/", {"ir", "gpu"}),
-    ("runtime/gpu/kernel/", {"ir", "gpu"}),
-    # The proxy sits on the communicator; host mode and the CUDA runtime on the proxy.
-    ("runtime/gpu/proxy/", {"ir", "gpu", "proxy"}),
-    ("runtime/gpu/", {"ir", "gpu", "proxy"}),
-    ("runtime/predict/", {"ir", "cpu", "gpu", "predict"}),
-    ("runtime/tuning/", {"ir", "cpu", "gpu", "predict", "tuning"}),
-    ("runtime/tools/", {"ir", "cpu", "gpu", "proxy"}),
-    ("dsl/", {"ir", "dsl"}),
-    ("compiler/algorithms/", {"ir", "dsl", "algorithms"}),
-    ("compiler/include/", {"ir", "cpu", "dsl", "compiler"}),
-    ("compiler/src/", {"ir", "cpu", "gpu", "predict", "dsl", "compiler"}),
-    ("compiler/python/", {"ir", "cpu", "gpu", "predict", "dsl", "compiler", "algorithms"}),
-    ("synthesis/", {"ir", "cpu", "gpu", "predict", "tuning", "dsl", "compiler", "synthesis"}),
-    ("compiler/tools/", {"ir", "cpu", "gpu", "predict", "tuning", "dsl", "compiler", "algorithms",
-                         "synthesis"}),
-    ("plugin/", {"ir", "gpu", "proxy", "tuning", "plugin"}),
-]
-# The libraries and programs, each a folder (the longest prefix names a file's owner).
-PARTS = ["runtime/ir/", "runtime/cpu/", "runtime/gpu/program/", "runtime/gpu/communicator/",
-         "runtime/gpu/kernel/", "runtime/gpu/proxy/", "runtime/gpu/host/", "runtime/gpu/cuda/",
-         "runtime/predict/",
-         "runtime/tuning/", "runtime/tools/weft-perf/", "dsl/", "compiler/algorithms/",
-         "compiler/tools/weftc/", "compiler/tools/", "compiler/python/", "compiler/", "synthesis/",
-         "plugin/",
-         "examples/nccl/", "examples/user-algorithms/"]
+# The parts, bottom up, from the one list (layers.txt): name, folder, the parts it uses.
+LAYERS = os.path.join(root, "layers.txt")
+parts = []  # (name, folder, uses)
+with open(LAYERS, encoding="utf-8") as f:
+    for number, line in enumerate(f, 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, folder, *uses = line.split()
+        uses = [] if uses == ["-"] else uses
+        known = {p[0] for p in parts}
+        for used in uses:
+            if used not in known:
+                findings.append(f"layers.txt:{number}: {name} uses '{used}', which is not listed "
+                                "above it (a part uses only the parts below it)")
+        parts.append((name, folder, uses))
+by_name = {name: (folder, uses) for name, folder, uses in parts}
+
+
+def below(name):
+    """The parts `name` may use: what it uses, and what those use."""
+    seen, todo = set(), list(by_name[name][1])
+    while todo:
+        part = todo.pop()
+        if part in seen or part not in by_name:
+            continue
+        seen.add(part)
+        todo.extend(by_name[part][1])
+    return seen
+
+
+def part_of(rel):
+    """The part whose folder holds `rel` (the longest), or None."""
+    best = None
+    for name, folder, _ in parts:
+        if rel.startswith(folder) and (best is None or len(folder) > len(by_name[best][0])):
+            best = name
+    return best
 
 
 def owner(rel):
     if rel.startswith("tests/"):
-        parts = rel.split("/")
-        return "/".join(parts[:2]) + "/" if len(parts) > 2 else "tests/"
-    return max((p for p in PARTS if rel.startswith(p)), key=len, default=rel.split("/")[0] + "/")
+        pieces = rel.split("/")
+        return "/".join(pieces[:2]) + "/" if len(pieces) > 2 else "tests/"
+    return part_of(rel) or rel.split("/")[0] + "/"
 
 
 SOURCE = re.compile(r".*\.(h|hpp|cpp|cc|cu|cuh)$")
@@ -73,7 +82,10 @@ for folder, dirs, files in os.walk(root):
             continue
         path = os.path.join(folder, name)
         rel = os.path.relpath(path, root)
-        allowed = next((mods for prefix, mods in ALLOWED if rel.startswith(prefix)), None)
+        part = None if rel.startswith("tests/") else part_of(rel)
+        # A part includes its own headers and those of the parts below it; weft/version.h and
+        # weft/weft.h (generated, and the C API) are everybody's.
+        allowed = None if part is None else below(part) | {part}
         with open(path, encoding="utf-8", errors="replace") as f:
             for number, line in enumerate(f, 1):
                 m = INCLUDE.match(line)
@@ -87,21 +99,23 @@ for folder, dirs, files in os.walk(root):
                                         "a relative path; link the library that owns it instead")
                 mod = re.match(r"weft/([a-z_]+)/", header)
                 if allowed is not None and mod and mod.group(1) not in allowed:
-                    findings.append(f"{rel}:{number}: includes {header}, of module "
-                                    f"'{mod.group(1)}', which this part may not depend on "
-                                    f"(allowed: {', '.join(sorted(allowed))})")
+                    findings.append(f"{rel}:{number}: includes {header}, of part "
+                                    f"'{mod.group(1)}', which layers.txt does not put below "
+                                    f"'{part}' (it may use: {', '.join(sorted(allowed))})")
 
 manifest = os.path.join(build, "layering-targets.txt")
 if not os.path.isfile(manifest):
     findings.append(f"{manifest}: missing; configure the build first (scripts/build.sh)")
 else:
     real_root = os.path.realpath(root)
+    targets = {}
     with open(manifest, encoding="utf-8") as f:
         for line in f:
             line = line.rstrip("\n")
             if not line:
                 continue
-            target, source_dir, dirs = line.split("|", 2)
+            target, source_dir, dirs, part, links = (line.split("|") + ["-", ""])[:5]
+            targets[target] = (part, [l for l in links.split(";") if l])
             own = os.path.realpath(source_dir)
             # A library whose CMakeLists sits in its src/ owns the folder above (include/ + src/).
             if os.path.basename(own) == "src":
@@ -114,6 +128,27 @@ else:
                     findings.append(f"target {target} ({os.path.relpath(own, root)}): include "
                                     f"directory {os.path.relpath(real, root)} is outside its own "
                                     "folder")
+
+    # Links run down the list too: a target links only targets of its own part or below it.
+    for target, (part, links) in targets.items():
+        if part not in by_name:
+            continue
+        allowed = below(part) | {part}
+        for linked in links:
+            linked_part = targets.get(linked, ("-", []))[0]
+            if linked_part in by_name and linked_part not in allowed:
+                findings.append(f"target {target} ({part}) links {linked} ({linked_part}), which "
+                                f"layers.txt does not put below it")
+
+# The documents that show the layers quote the list: a fenced block equal to its lines.
+listed = [line.rstrip() for line in open(LAYERS, encoding="utf-8")
+          if line.strip() and not line.startswith("#")]
+for doc in ("README.md", "docs/architecture.md"):
+    text = open(os.path.join(root, doc), encoding="utf-8").read()
+    blocks = [b.strip("\n").split("\n") for b in re.findall(r"```[a-z]*\n(.*?)```", text, re.S)]
+    if not any([l.rstrip() for l in b] == listed for b in blocks):
+        findings.append(f"{doc}: does not quote layers.txt (a fenced block of its lines, as "
+                        "they are there)")
 
 findings = list(dict.fromkeys(findings))
 for finding in findings:

@@ -33,7 +33,7 @@ elif [ "$gpu" = yes ]; then
 else
   cuda=OFF
 fi
-if [ -f "$build/compiler/weftc" ] && [ -f "$build/runtime/tools/weft-perf/weft-perf" ]; then
+if [ -f "$build/tools/weftc/weftc" ] && [ -f "$build/runtime/tools/weft-perf/weft-perf" ]; then
   took="seconds: they are built already"
 else
   # Measured on a 2-core machine from a fresh clone (scripts/demo.sh, 2026-11-26: 321 s).
@@ -48,7 +48,7 @@ esac
 stage "2/6" "build weftc and weft-perf $what in $build ($took)"
 WEFT_ENABLE_CUDA=$cuda WEFT_TARGETS="weftc weft-perf" bash "$root/scripts/build.sh"
 
-weftc=$build/compiler/weftc
+weftc=$build/tools/weftc/weftc
 out=$build/demo
 mkdir -p "$out"
 xml=$out/${algorithm}_${ranks}.xml

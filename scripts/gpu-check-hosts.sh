@@ -23,7 +23,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-${WEFT_BUILD_DIR:-$root/build}}
 perf=$build/runtime/tools/weft-perf/weft-perf
-weftc=$build/compiler/weftc
+weftc=$build/tools/weftc/weftc
 logs=${WEFT_GPU_CHECK_LOGS:-$(mktemp -d -t weft-hosts-check-XXXXXX)}
 mkdir -p "$logs"
 [[ -x $perf && -x $weftc ]] || cmake --build "$build" --target weft-perf weftc || exit 1

@@ -22,7 +22,7 @@ shim=$build/plugin/src/libweft_nccl.so
 example=$build/examples/nccl/weft-nccl-example
 generator=$build/examples/nccl/weft-example-algorithms
 
-weftc=$build/compiler/weftc
+weftc=$build/tools/weftc/weftc
 if [[ ! -x $example || ! -f $shim || ! -x $generator || ! -x $weftc ]]; then
   cmake --build "$build" --target weft_nccl weft-nccl-example weft-example-algorithms weftc || exit 1
 fi

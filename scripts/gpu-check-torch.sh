@@ -51,7 +51,7 @@ fi
 
 shim=$build/plugin/src/libweft_nccl.so
 generator=$build/examples/nccl/weft-example-algorithms
-weftc=$build/compiler/weftc
+weftc=$build/tools/weftc/weftc
 if [[ ! -f $shim || ! -x $generator || ! -x $weftc ]]; then
   cmake --build "$build" --target weft_nccl weft-example-algorithms weftc || exit 1
 fi

@@ -471,7 +471,7 @@ fi
 
 if begin library && device_step library; then
   step "weft-perf correctness: the compiler's algorithm library (weftc compile), $variant step"
-  weftc="$build/compiler/weftc"
+  weftc="$build/tools/weftc/weftc"
   mkdir -p "$work/library"
   if "$weftc" list > "$work/library/weftc-list.txt" 2>&1; then
     ranks_list="2 4 8"; ((quick)) && ranks_list="8"
@@ -499,7 +499,7 @@ fi
 
 if begin synth && device_step synth; then
   step "weft-perf correctness: synthesized algorithms (weftc synthesize -t h100-nvswitch), $variant step"
-  weftc="$build/compiler/weftc"
+  weftc="$build/tools/weftc/weftc"
   top=$((64 << 20)); ((quick)) && top=$((16 << 20))
   mkdir -p "$work/synth"
   colls="allgather reducescatter allreduce alltoall"

@@ -18,7 +18,7 @@ cmake --build "$build" -j "${WEFT_JOBS:-$(nproc 2>/dev/null || echo 2)}" --targe
 # LL flag wrap: small shapes, so that it stays minutes.
 subset=${1:-"launches:*,review:*,failures: a deadlocking*,failures: a dependency*,library: allreduce_ring,library: reducescatter_allpairs,library: broadcast_binomial_tree"}
 export TSAN_OPTIONS="halt_on_error=1 abort_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
-# Once per step variant (WEFT_STEP, weft/gpu/options.h): each has its own barriers to prove; the
+# Once per step variant (WEFT_STEP, weft/program/options.h): each has its own barriers to prove; the
 # overlap step (named barriers, a poster warp) once more with Simple's messages in 4 slices.
 for variant in lean full overlap overlap:4; do
   step=${variant%%:*} slices=1

@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "weft/gpu/communicator.h"
-#include "weft/gpu/cuda_network.h"
-#include "weft/gpu/options.h"
-#include "weft/gpu/transport.h"
+#include "weft/communicator/communicator.h"
+#include "weft/communicator/transport.h"
+#include "weft/cuda/cuda_network.h"
+#include "weft/program/options.h"
 #include "weft_backend.h"
 
 namespace weft::plugin {

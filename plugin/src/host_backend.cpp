@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "weft/gpu/communicator.h"
-#include "weft/gpu/host_network.h"
-#include "weft/gpu/options.h"
+#include "weft/communicator/communicator.h"
+#include "weft/host/host_network.h"
+#include "weft/program/options.h"
 #include "weft_backend.h"
 
 namespace weft::plugin {

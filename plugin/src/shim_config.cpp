@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "weft/gpu/bootstrap.h"
+#include "weft/communicator/bootstrap.h"
 #include "weft/proxy/participants.h"
 
 namespace weft::plugin {

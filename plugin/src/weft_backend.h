@@ -9,12 +9,12 @@
 #include <string>
 
 #include "nccl_functions.h"
-#include "weft/gpu/bootstrap.h"
-#include "weft/gpu/communicator.h"
-#include "weft/gpu/selection.h"
-#include "weft/gpu/status.h"
+#include "weft/communicator/bootstrap.h"
+#include "weft/communicator/communicator.h"
 #include "weft/ir/ir.h"
 #include "weft/plugin/call_selection.h"
+#include "weft/program/selection.h"
+#include "weft/program/status.h"
 
 namespace weft::plugin {
 

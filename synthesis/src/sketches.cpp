@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -167,6 +171,233 @@ std::vector<int> round_shares(int rounds, int pieces, double forward_ratio) {
   return best;
 }
 
+namespace {
+
+// The lanes every local origin runs in along the plan's rings or paths (none where the tree is
+// direct within a node).
+struct OriginLanes {
+  // Per local origin: the orders its lanes follow (ranks of node 0) and the lanes.
+  std::vector<std::vector<const std::vector<int>*>> orders;
+  // And, where a lane follows a tree (pack_trees), its senders; null for rings and paths.
+  std::vector<std::vector<const std::vector<int>*>> senders;
+  std::vector<std::vector<Lane>> lanes;
+  std::size_t count = 0;  // the most lanes any origin runs in
+};
+
+OriginLanes origin_lanes(const NodePlan& plan, Within within, const TreeShape& shape, int gpus) {
+  const int most_lanes = std::max(1, shape.most_channels / gpus);
+  OriginLanes out;
+  out.orders.resize(static_cast<std::size_t>(gpus));
+  out.senders.resize(static_cast<std::size_t>(gpus));
+  out.lanes.resize(static_cast<std::size_t>(gpus));
+  for (int g = 0; g < gpus && within != Within::Direct; ++g) {
+    const auto at = static_cast<std::size_t>(g);
+    auto& mine = out.lanes[at];
+    if (within == Within::Rings) {
+      mine = ring_lanes(widths_of(plan.rings), shape.lane_gbs, most_lanes, shape.pieces);
+      for (const Lane& l : mine) {
+        out.orders[at].push_back(&plan.rings[static_cast<std::size_t>(l.ring)].order);
+        out.senders[at].push_back(nullptr);
+      }
+    } else {
+      const auto& paths = plan.paths[at];
+      mine = ring_lanes(widths_of(paths), shape.lane_gbs, most_lanes, shape.pieces);
+      for (const Lane& l : mine) {
+        const BroadcastPath& path = paths[static_cast<std::size_t>(l.ring)];
+        out.orders[at].push_back(&path.order);
+        out.senders[at].push_back(path.from.empty() ? nullptr : &path.from);
+      }
+    }
+  }
+  for (const auto& mine : out.lanes) out.count = std::max(out.count, mine.size());
+  return out;
+}
+
+// The channels a direct tree's hops take (TreeShape's fields, as this machine allows them).
+struct DirectChannels {
+  int direct = 1;   // the pieces take turns on these
+  int partial = 1;  // split by node: each other node's roots' chains take these
+  bool split_by_node = false;
+  int forward = 1;  // the node's hops, by the root's node
+  int home = 0;     // split: the root's own node's chains (0: as the pieces')
+  int network = 0;  // split: the network hops each way (0: as the pieces')
+};
+
+DirectChannels direct_channels(const TreeShape& shape, Within within, int nodes) {
+  DirectChannels c;
+  // Run backwards, a direct tree's GPU reduces what its node's GPUs send it, for every root, and
+  // one threadblock per channel and peer would take those pieces one after another: the piece
+  // it then sends across the network held up the pieces of the other nodes' roots behind it.
+  // Split, within a node each node's roots (counted from the root's own) get channels of their
+  // own (TreeShape::split_by_node).
+  c.direct =
+      shape.direct_channels > 0 ? std::min(shape.direct_channels, shape.pieces) : shape.pieces;
+  // Split, the chains of the other nodes' roots each take `partial`.
+  c.partial = c.direct * std::max(1, shape.partial_chain_channels);
+  c.split_by_node = shape.split_by_node && within == Within::Direct && nodes > 1 &&
+                    c.direct + (nodes - 1) * c.partial <= shape.most_channels;
+  c.forward = within == Within::Direct && !c.split_by_node && nodes > 1
+                  ? std::max(1, shape.forward_channels)
+                  : 1;
+  c.home = c.split_by_node && shape.home_channels > 0 ? std::min(shape.home_channels, c.direct) : 0;
+  c.network = c.split_by_node && shape.network_channels > 0
+                  ? std::min(shape.network_channels, shape.most_channels / 2)
+                  : 0;
+  return c;
+}
+
+// Runs of three or more as COUNTxRUN: a file's name stays short (_g1x16_2x248).
+std::string groups_label(const std::vector<int>& groups) {
+  std::vector<std::string> runs;
+  for (std::size_t k = 0; k < groups.size();) {
+    std::size_t end = k;
+    while (end < groups.size() && groups[end] == groups[k]) ++end;
+    if (end - k >= 3) {
+      runs.push_back(fmt::format("{}x{}", groups[k], end - k));
+    } else {
+      for (std::size_t j = k; j < end; ++j) runs.push_back(std::to_string(groups[j]));
+    }
+    k = end;
+  }
+  return fmt::format("_g{}", fmt::join(runs, "_"));
+}
+
+// The sketch's name: how it runs within a node and across nodes, then what sets it apart.
+std::string tree_name(const NodePlan& plan, const TreeShape& shape, Within within,
+                      std::size_t lane_count, const DirectChannels& c, int nodes) {
+  const bool along_trees = !plan.paths.empty() && !plan.paths.front().empty() &&
+                           !plan.paths.front().front().from.empty();
+  const std::string how = within == Within::Direct ? std::string("direct")
+                          : within == Within::Rings
+                              ? fmt::format("rings_l{}", lane_count)
+                              : fmt::format("{}{}_l{}", plan.equal_lanes ? "lanes" : "paths",
+                                            along_trees      ? "_trees"
+                                            : plan.both_ways ? "_both"
+                                                             : "",
+                                            lane_count);
+  std::string name = nodes > 1 ? fmt::format("synth_{}_{}{}_p{}",
+                                             shape.across == Across::Direct ? "rails" : "chain",
+                                             how, c.split_by_node ? "_split" : "", shape.pieces)
+                               : fmt::format("synth_{}_p{}", how, shape.pieces);
+  if (c.split_by_node && c.partial > c.direct) name += "_lead";
+  if (c.forward > 1) name += fmt::format("_f{}", c.forward);
+  if (nodes > 1 && shape.partials_first > 0) name += "_pfirst";
+  if (within == Within::Direct && !shape.groups.empty()) name += groups_label(shape.groups);
+  if (c.home > 0) name += fmt::format("_h{}", c.home);
+  if (c.network > 0) name += fmt::format("_n{}", c.network);
+  if (within == Within::Direct && c.direct < shape.pieces) name += fmt::format("_c{}", c.direct);
+  return name;
+}
+
+// Pieces of one root travelling together: the first, how many, on which channel, and within a
+// node along which order (none: direct).
+struct PieceGroup {
+  int piece = 0;
+  int count = 1;
+  int channel = 0;
+  const std::vector<int>* order = nullptr;
+  const std::vector<int>* from = nullptr;  // a tree's senders (NodePlan::paths)
+};
+
+// Local origin `g`'s groups of pieces: the shape's groups or a piece each where direct, else a
+// group per lane.
+std::vector<PieceGroup> piece_groups(const TreeShape& shape, Within within, const OriginLanes& o,
+                                     int direct_channels, int g, int gpus) {
+  std::vector<PieceGroup> groups;
+  if (within == Within::Direct && !shape.groups.empty()) {
+    int first = 0;
+    for (std::size_t k = 0; k < shape.groups.size(); ++k) {
+      groups.push_back({first, shape.groups[k], static_cast<int>(k) % direct_channels, nullptr});
+      first += shape.groups[k];
+    }
+  } else if (within == Within::Direct) {
+    for (int j = 0; j < shape.pieces; ++j) {
+      groups.push_back({j, 1, j % direct_channels, nullptr});
+    }
+  } else {
+    const auto at = static_cast<std::size_t>(g);
+    int first = 0;
+    const auto& mine = o.lanes[at];
+    for (std::size_t l = 0; l < mine.size(); ++l) {
+      groups.push_back({first, mine[l].pieces, static_cast<int>(l) * gpus + g, o.orders[at][l],
+                        o.senders[at][l]});
+      first += mine[l].pieces;
+    }
+  }
+  return groups;
+}
+
+// Where a tree's routes run: the machine's shape and the tree's channels.
+struct TreeLayout {
+  const TreeShape& shape;
+  const DirectChannels& channels;
+  int nodes = 1;
+  int gpus = 1;
+  int rank(int node, int gpu) const { return node * gpus + gpu; }
+};
+
+// A group's hops across the network, between rail peers: straight from the root or along the
+// chain. `turn`: the group's turn on the network channels (TreeShape::network_channels).
+void network_hops(const TreeLayout& t, const PieceGroup& group, int turn, Route& route) {
+  const int home = route.root / t.gpus;
+  const int g = route.root % t.gpus;
+  const DirectChannels& c = t.channels;
+  for (int d = 1; d < t.nodes; ++d) {
+    const int from =
+        t.shape.across == Across::Direct ? route.root : t.rank((home + d - 1) % t.nodes, g);
+    const int to = t.rank((home + d) % t.nodes, g);
+    // Split, the two ways between two nodes get channels of their own: one threadblock would
+    // otherwise send this node's partial and take the other's in turn, and leave the NIC one
+    // way idle while it works the other.
+    const bool back = c.split_by_node && from / t.gpus > to / t.gpus;
+    const int channel = c.network > 0 ? turn % c.network + (back ? c.network : 0)
+                                      : group.channel + (back ? c.direct : 0);
+    route.hops.push_back({from, to, channel});
+  }
+}
+
+// A group's hops within `node`, from the rail peer that holds it. `turn`: the group's turn on
+// the home channels (TreeShape::home_channels).
+void node_hops(const TreeLayout& t, const PieceGroup& group, int turn, int node, Route& route) {
+  const int home = route.root / t.gpus;
+  const int g = route.root % t.gpus;
+  const int gpus = t.gpus;
+  if (group.from) {
+    // A tree: each GPU from the one that sends to it, parents first.
+    const std::vector<int>& order = *group.order;
+    const std::vector<int>& from = *group.from;
+    for (std::size_t i = 1; i < order.size(); ++i) {
+      route.hops.push_back({t.rank(node, from[i] % gpus), t.rank(node, order[i] % gpus),
+                            group.channel, node == home});
+    }
+  } else if (group.order) {
+    // A ring from the origin round to the GPU before it; a path as it is.
+    const std::vector<int>& order = *group.order;
+    const auto start = std::find(order.begin(), order.end(), g) - order.begin();
+    for (std::size_t i = 0; i + 1 < order.size(); ++i) {
+      const int at = order[(static_cast<std::size_t>(start) + i) % order.size()] % gpus;
+      const int to = order[(static_cast<std::size_t>(start) + i + 1) % order.size()] % gpus;
+      route.hops.push_back({t.rank(node, at), t.rank(node, to), group.channel, node == home});
+    }
+  } else {
+    // Split, the root's node on the first channels (on the first `home` of them in turn, where
+    // set), every other node's on channels of its own after them, its pieces taking turns on
+    // them. With forward channels, the roots' nodes take turns on those.
+    const DirectChannels& c = t.channels;
+    const int away = (node - home + t.nodes) % t.nodes;
+    const int channel = c.split_by_node && away > 0
+                            ? c.direct + (away - 1) * c.partial + group.piece % c.partial
+                        : c.forward > 1 ? away % c.forward
+                        : c.home > 0    ? turn % c.home
+                                        : group.channel;
+    for (int d = 1; d < gpus; ++d) {
+      route.hops.push_back({t.rank(node, g), t.rank(node, (g + d) % gpus), channel, node == home});
+    }
+  }
+}
+
+}  // namespace
+
 Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
                    const NodePlan& plan, const TreeShape& shape) {
   const int nodes = topology.nodes();
@@ -179,192 +410,31 @@ Sketch tree_sketch(const predict::Topology& topology, ir::Collective collective,
   if (within == Within::Rings && plan.rings.empty()) within = Within::Direct;
   if (within == Within::Paths && static_cast<int>(plan.paths.size()) != gpus)
     within = Within::Direct;
-  const int most_lanes = std::max(1, shape.most_channels / gpus);
-  // Per local origin: the orders its lanes follow (ranks of node 0) and the lanes.
-  std::vector<std::vector<const std::vector<int>*>> orders(static_cast<std::size_t>(gpus));
-  // And, where a lane follows a tree (pack_trees), its senders; null for rings and paths.
-  std::vector<std::vector<const std::vector<int>*>> senders(static_cast<std::size_t>(gpus));
-  std::vector<std::vector<Lane>> lanes(static_cast<std::size_t>(gpus));
-  for (int g = 0; g < gpus && within != Within::Direct; ++g) {
-    auto& mine = lanes[static_cast<std::size_t>(g)];
-    if (within == Within::Rings) {
-      mine = ring_lanes(widths_of(plan.rings), shape.lane_gbs, most_lanes, shape.pieces);
-      for (const Lane& l : mine) {
-        orders[static_cast<std::size_t>(g)].push_back(
-            &plan.rings[static_cast<std::size_t>(l.ring)].order);
-        senders[static_cast<std::size_t>(g)].push_back(nullptr);
-      }
-    } else {
-      const auto& paths = plan.paths[static_cast<std::size_t>(g)];
-      mine = ring_lanes(widths_of(paths), shape.lane_gbs, most_lanes, shape.pieces);
-      for (const Lane& l : mine) {
-        const BroadcastPath& path = paths[static_cast<std::size_t>(l.ring)];
-        orders[static_cast<std::size_t>(g)].push_back(&path.order);
-        senders[static_cast<std::size_t>(g)].push_back(path.from.empty() ? nullptr : &path.from);
-      }
-    }
-  }
-  std::size_t lane_count = 0;
-  for (const auto& mine : lanes) lane_count = std::max(lane_count, mine.size());
-  // Run backwards, a direct tree's GPU reduces what its node's GPUs send it, for every root, and
-  // one threadblock per channel and peer would take those pieces one after another: the piece
-  // it then sends across the network held up the pieces of the other nodes' roots behind it.
-  // Split, within a node each node's roots (counted from the root's own) get channels of their
-  // own (TreeShape::split_by_node).
-  const int direct_channels =
-      shape.direct_channels > 0 ? std::min(shape.direct_channels, shape.pieces) : shape.pieces;
-  // Split, the chains of the other nodes' roots each take `partial_channels`.
-  const int partial_channels = direct_channels * std::max(1, shape.partial_chain_channels);
-  const bool split_by_node =
-      shape.split_by_node && within == Within::Direct && nodes > 1 &&
-      direct_channels + (nodes - 1) * partial_channels <= shape.most_channels;
-  const int forward_channels = within == Within::Direct && !split_by_node && nodes > 1
-                                   ? std::max(1, shape.forward_channels)
-                                   : 1;
-  const int home_channels =
-      split_by_node && shape.home_channels > 0 ? std::min(shape.home_channels, direct_channels) : 0;
-  const int network_channels = split_by_node && shape.network_channels > 0
-                                   ? std::min(shape.network_channels, shape.most_channels / 2)
-                                   : 0;
+  const OriginLanes lanes = origin_lanes(plan, within, shape, gpus);
+  const DirectChannels c = direct_channels(shape, within, nodes);
   s.channels = within == Within::Direct
-                   ? (split_by_node ? std::max(direct_channels + (nodes - 1) * partial_channels,
-                                               2 * network_channels)
-                                    : std::max(direct_channels, forward_channels))
-                   : static_cast<int>(lane_count) * gpus;
-  const bool along_trees = !plan.paths.empty() && !plan.paths.front().empty() &&
-                           !plan.paths.front().front().from.empty();
-  const std::string how = within == Within::Direct ? std::string("direct")
-                          : within == Within::Rings
-                              ? fmt::format("rings_l{}", lane_count)
-                              : fmt::format("{}{}_l{}", plan.equal_lanes ? "lanes" : "paths",
-                                            along_trees      ? "_trees"
-                                            : plan.both_ways ? "_both"
-                                                             : "",
-                                            lane_count);
-  s.name = nodes > 1 ? fmt::format("synth_{}_{}{}_p{}",
-                                   shape.across == Across::Direct ? "rails" : "chain", how,
-                                   split_by_node ? "_split" : "", shape.pieces)
-                     : fmt::format("synth_{}_p{}", how, shape.pieces);
-  if (split_by_node && partial_channels > direct_channels) s.name += "_lead";
-  if (forward_channels > 1) s.name += fmt::format("_f{}", forward_channels);
-  if (nodes > 1 && shape.partials_first > 0) s.name += "_pfirst";
-  if (within == Within::Direct && !shape.groups.empty()) {
-    // Runs of three or more as COUNTxRUN: a file's name stays short (_g1x16_2x248).
-    std::vector<std::string> runs;
-    for (std::size_t k = 0; k < shape.groups.size();) {
-      std::size_t end = k;
-      while (end < shape.groups.size() && shape.groups[end] == shape.groups[k]) ++end;
-      if (end - k >= 3) {
-        runs.push_back(fmt::format("{}x{}", shape.groups[k], end - k));
-      } else {
-        for (std::size_t j = k; j < end; ++j) runs.push_back(std::to_string(shape.groups[j]));
-      }
-      k = end;
-    }
-    s.name += fmt::format("_g{}", fmt::join(runs, "_"));
-  }
-  if (home_channels > 0) s.name += fmt::format("_h{}", home_channels);
-  if (network_channels > 0) s.name += fmt::format("_n{}", network_channels);
-  if (within == Within::Direct && direct_channels < shape.pieces) {
-    s.name += fmt::format("_c{}", direct_channels);
-    // Unfused, the threadblock that takes a piece from the network takes the next one at once,
-    // and others forward it within the node: allgather on two A100 nodes at 64 MB reaches 99 %
-    // of the bound, against 94 % fused (reduce-scatter is the same either way).
-    s.fusion = false;
-  }
-  auto rank = [&](int node, int gpu) { return node * gpus + gpu; };
+                   ? (c.split_by_node ? std::max(c.direct + (nodes - 1) * c.partial, 2 * c.network)
+                                      : std::max(c.direct, c.forward))
+                   : static_cast<int>(lanes.count) * gpus;
+  s.name = tree_name(plan, shape, within, lanes.count, c, nodes);
+  // Unfused, the threadblock that takes a piece from the network takes the next one at once,
+  // and others forward it within the node: allgather on two A100 nodes at 64 MB reaches 99 % of
+  // the bound, against 94 % fused (reduce-scatter is the same either way).
+  if (within == Within::Direct && c.direct < shape.pieces) s.fusion = false;
+  const TreeLayout layout{shape, c, nodes, gpus};
   for (int root = 0; root < s.ranks; ++root) {
-    const int home = root / gpus;
-    const int g = root % gpus;
-    // (first piece, count, channel, order or none) of every group of pieces travelling together.
-    struct Group {
-      int piece = 0;
-      int count = 1;
-      int channel = 0;
-      const std::vector<int>* order = nullptr;
-      const std::vector<int>* from = nullptr;  // a tree's senders (NodePlan::paths)
-    };
-    std::vector<Group> groups;
-    if (within == Within::Direct && !shape.groups.empty()) {
-      int first = 0;
-      for (std::size_t k = 0; k < shape.groups.size(); ++k) {
-        groups.push_back({first, shape.groups[k], static_cast<int>(k) % direct_channels, nullptr});
-        first += shape.groups[k];
-      }
-    } else if (within == Within::Direct) {
-      for (int j = 0; j < shape.pieces; ++j) {
-        groups.push_back({j, 1, j % direct_channels, nullptr});
-      }
-    } else {
-      int first = 0;
-      const auto& mine = lanes[static_cast<std::size_t>(g)];
-      for (std::size_t l = 0; l < mine.size(); ++l) {
-        groups.push_back({first, mine[l].pieces, static_cast<int>(l) * gpus + g,
-                          orders[static_cast<std::size_t>(g)][l],
-                          senders[static_cast<std::size_t>(g)][l]});
-        first += mine[l].pieces;
-      }
-    }
+    const std::vector<PieceGroup> groups =
+        piece_groups(shape, within, lanes, c.direct, root % gpus, gpus);
     for (std::size_t ordinal = 0; ordinal < groups.size(); ++ordinal) {
-      const Group& group = groups[ordinal];
-      // The group's turn on the home and network channels (TreeShape::home_channels,
-      // network_channels).
+      const PieceGroup& group = groups[ordinal];
       const int turn = static_cast<int>(ordinal);
       Route route;
       route.root = root;
       route.piece = group.piece;
       route.count = group.count;
       route.partials_first = nodes > 1 && group.piece >= shape.pieces - shape.partials_first;
-      // Across the network, between rail peers.
-      for (int d = 1; d < nodes; ++d) {
-        const int from = shape.across == Across::Direct ? root : rank((home + d - 1) % nodes, g);
-        const int to = rank((home + d) % nodes, g);
-        // Split, the two ways between two nodes get channels of their own: one threadblock
-        // would otherwise send this node's partial and take the other's in turn, and leave the
-        // NIC one way idle while it works the other.
-        const bool back = split_by_node && from / gpus > to / gpus;
-        const int channel = network_channels > 0
-                                ? turn % network_channels + (back ? network_channels : 0)
-                                : group.channel + (back ? direct_channels : 0);
-        route.hops.push_back({from, to, channel});
-      }
-      // Within every node, from the rail peer that holds it.
-      for (int node = 0; node < nodes; ++node) {
-        if (group.from) {
-          // A tree: each GPU from the one that sends to it, parents first.
-          const std::vector<int>& order = *group.order;
-          const std::vector<int>& from = *group.from;
-          for (std::size_t i = 1; i < order.size(); ++i) {
-            route.hops.push_back({rank(node, from[i] % gpus), rank(node, order[i] % gpus),
-                                  group.channel, node == home});
-          }
-        } else if (group.order) {
-          // A ring from the origin round to the GPU before it; a path as it is.
-          const std::vector<int>& order = *group.order;
-          const auto start = std::find(order.begin(), order.end(), g) - order.begin();
-          for (std::size_t i = 0; i + 1 < order.size(); ++i) {
-            const int at = order[(static_cast<std::size_t>(start) + i) % order.size()] % gpus;
-            const int to = order[(static_cast<std::size_t>(start) + i + 1) % order.size()] % gpus;
-            route.hops.push_back({rank(node, at), rank(node, to), group.channel, node == home});
-          }
-        } else {
-          // Split, the root's node on the first channels (on the first `home_channels` of
-          // them in turn, where set), every other node's on channels of its own after them, its
-          // pieces taking turns on them. With forward channels, the roots' nodes take turns on
-          // those.
-          const int away = (node - home + nodes) % nodes;
-          const int channel =
-              split_by_node && away > 0
-                  ? direct_channels + (away - 1) * partial_channels + group.piece % partial_channels
-              : forward_channels > 1 ? away % forward_channels
-              : home_channels > 0    ? turn % home_channels
-                                     : group.channel;
-          for (int d = 1; d < gpus; ++d) {
-            route.hops.push_back(
-                {rank(node, g), rank(node, (g + d) % gpus), channel, node == home});
-          }
-        }
-      }
+      network_hops(layout, group, turn, route);
+      for (int node = 0; node < nodes; ++node) node_hops(layout, group, turn, node, route);
       s.routes.push_back(std::move(route));
     }
   }

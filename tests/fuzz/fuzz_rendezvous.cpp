@@ -15,8 +15,8 @@
 #include <cstring>
 #include <string>
 
-#include "weft/gpu/bootstrap.h"
-#include "weft/gpu/socket.h"
+#include "weft/communicator/bootstrap.h"
+#include "weft/communicator/socket.h"
 #include "weft/plugin/standalone_id.h"
 
 namespace {

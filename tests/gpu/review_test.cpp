@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "gpu_test_support.h"
-#include "weft/gpu/ll128_probe.h"
+#include "weft/cuda/ll128_probe.h"
 
 namespace weft::gpu::testing {
 namespace {

@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "weft/gpu/bootstrap.h"
+#include "weft/communicator/bootstrap.h"
 
 namespace weft::gpu {
 namespace {

@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "builtin_algorithms.h"
-#include "weft/gpu/call_plan.h"
+#include "weft/program/call_plan.h"
 
 namespace weft::gpu::testing {
 namespace {

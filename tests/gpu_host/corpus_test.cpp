@@ -6,12 +6,12 @@
 #include <filesystem>
 
 #include "skip.h"
-#include "weft/gpu/call_plan.h"
-#include "weft/gpu/connection_layout.h"
-#include "weft/gpu/device_program.h"
-#include "weft/gpu/launch_plan.h"
 #include "weft/ir/geometry.h"
 #include "weft/ir/validate.h"
+#include "weft/program/call_plan.h"
+#include "weft/program/connection_layout.h"
+#include "weft/program/device_program.h"
+#include "weft/program/launch_plan.h"
 
 namespace weft::gpu {
 namespace {

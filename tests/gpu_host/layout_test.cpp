@@ -6,9 +6,9 @@
 #include <set>
 
 #include "builtin_algorithms.h"
-#include "weft/gpu/connection_layout.h"
-#include "weft/gpu/device_program.h"
-#include "weft/gpu/launch_plan.h"
+#include "weft/program/connection_layout.h"
+#include "weft/program/device_program.h"
+#include "weft/program/launch_plan.h"
 
 namespace weft::gpu::testing {
 namespace {
@@ -173,7 +173,8 @@ TEST_CASE("threadblocks without steps get no CTA; local ones get no connection",
   std::vector<RegionLayout> layouts{layout_region(ring, 0, protocol()),
                                     layout_region(ring, 1, protocol())};
   const RankProgram program = flatten_rank(ring, 0).value();
-  LocalRankMemory m{0, &program, private_address(0), {region_address(0), region_address(1)}, {}, {}};
+  LocalRankMemory m{0,  &program, private_address(0), {region_address(0), region_address(1)},
+                    {}, {}};
   auto ctas = build_cta_descriptors(std::span(&m, 1), layouts);
   REQUIRE(ctas.ok());
   REQUIRE(ctas.value().size() == 2);
@@ -190,7 +191,8 @@ TEST_CASE("a send with no receiving threadblock on the peer is refused", "[layou
   // Rank 1 forgets its receiving side: rank 0's sends have nowhere to go.
   layouts[1].receives.clear();
   const RankProgram program = flatten_rank(ring, 0).value();
-  LocalRankMemory m{0, &program, private_address(0), {region_address(0), region_address(1)}, {}, {}};
+  LocalRankMemory m{0,  &program, private_address(0), {region_address(0), region_address(1)},
+                    {}, {}};
   auto ctas = build_cta_descriptors(std::span(&m, 1), layouts);
   REQUIRE_FALSE(ctas.ok());
   CHECK(ctas.status().code == ErrorCode::InvalidAlgorithm);
@@ -260,7 +262,7 @@ TEST_CASE("a connection to another host takes the proxy's ends, and only that on
   receive.fifo = staging + 32;
   receive.tail = &words[3];
   receive.head = &words[4];
-  LocalRankMemory m{0, &program, private_address(0), {region_address(0), region_address(1)},
+  LocalRankMemory m{0,      &program, private_address(0), {region_address(0), region_address(1)},
                     {send}, {receive}};
   auto ctas = build_cta_descriptors(std::span(&m, 1), layouts);
   REQUIRE(ctas.ok());
@@ -283,7 +285,7 @@ TEST_CASE("a connection to another host takes the proxy's ends, and only that on
   CHECK(sent);
   CHECK(received);
   // Without the proxy's ends the same connections are the regions', and no descriptor ring.
-  LocalRankMemory direct{0, &program, private_address(0), {region_address(0), region_address(1)},
+  LocalRankMemory direct{0,  &program, private_address(0), {region_address(0), region_address(1)},
                          {}, {}};
   auto plain = build_cta_descriptors(std::span(&direct, 1), layouts);
   REQUIRE(plain.ok());

@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include "builtin_algorithms.h"
-#include "weft/gpu/device_program.h"
 #include "weft/ir/validate.h"
+#include "weft/program/device_program.h"
 
 namespace weft::gpu::testing {
 namespace {

@@ -6,10 +6,10 @@
 #include <map>
 #include <tuple>
 
-#include "weft/gpu/call_plan.h"
-#include "weft/gpu/device_abi.h"
-#include "weft/gpu/device_program.h"
-#include "weft/gpu/message_layout.h"
+#include "weft/program/call_plan.h"
+#include "weft/program/device_abi.h"
+#include "weft/program/device_program.h"
+#include "weft/program/message_layout.h"
 
 namespace weft::gpu::device {
 namespace {

@@ -4,7 +4,7 @@
 #include <map>
 #include <string>
 
-#include "weft/gpu/options.h"
+#include "weft/program/options.h"
 
 namespace weft::gpu {
 namespace {
@@ -76,8 +76,8 @@ TEST_CASE("the overlap step and Simple's slices: read, and the FIFO cut into the
   auto small = runtime_options_from_env(fake(
       {{"WEFT_STEP", "overlap"}, {"WEFT_SIMPLE_SLICES", "8"}, {"WEFT_SIMPLE_SLOT_BYTES", "4K"}}));
   REQUIRE_FALSE(small.ok());
-  CHECK_THAT(small.status().message, Catch::Contains("WEFT_SIMPLE_SLICES='8'") &&
-                                         Catch::Contains("4096-byte Simple slot"));
+  CHECK_THAT(small.status().message,
+             Catch::Contains("WEFT_SIMPLE_SLICES='8'") && Catch::Contains("4096-byte Simple slot"));
   auto uneven =
       runtime_options_from_env(fake({{"WEFT_STEP", "overlap"}, {"WEFT_SIMPLE_SLICES", "3"}}));
   REQUIRE_FALSE(uneven.ok());
@@ -85,8 +85,8 @@ TEST_CASE("the overlap step and Simple's slices: read, and the FIFO cut into the
   // Slices are the overlap step's: with another step they are refused, not ignored.
   auto lean = runtime_options_from_env(fake({{"WEFT_SIMPLE_SLICES", "2"}}));
   REQUIRE_FALSE(lean.ok());
-  CHECK_THAT(lean.status().message, Catch::Contains("WEFT_SIMPLE_SLICES='2'") &&
-                                        Catch::Contains("WEFT_STEP=overlap"));
+  CHECK_THAT(lean.status().message,
+             Catch::Contains("WEFT_SIMPLE_SLICES='2'") && Catch::Contains("WEFT_STEP=overlap"));
 }
 
 TEST_CASE("bad values are refused with the variable, the value and the range", "[options]") {

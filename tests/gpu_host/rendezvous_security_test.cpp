@@ -23,9 +23,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "weft/gpu/bootstrap.h"
-#include "weft/gpu/rendezvous_proof.h"
-#include "weft/gpu/socket.h"
+#include "weft/communicator/bootstrap.h"
+#include "weft/communicator/rendezvous_proof.h"
+#include "weft/communicator/socket.h"
 
 namespace weft::gpu {
 namespace {

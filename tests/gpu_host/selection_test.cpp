@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include "builtin_algorithms.h"
-#include "weft/gpu/selection.h"
-#include "weft/gpu/status.h"
+#include "weft/program/selection.h"
+#include "weft/program/status.h"
 
 namespace weft::gpu::testing {
 namespace {

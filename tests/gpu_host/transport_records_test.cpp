@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "weft/gpu/transport_records.h"
+#include "weft/communicator/transport_records.h"
 
 namespace weft::gpu {
 namespace {

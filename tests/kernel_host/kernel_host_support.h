@@ -10,7 +10,7 @@
 
 #include "builtin_algorithms.h"
 #include "emulation.h"
-#include "weft/gpu/transport.h"
+#include "weft/communicator/transport.h"
 
 namespace weft::gpu::testing {
 

@@ -8,9 +8,9 @@
 #include <memory>
 #include <optional>
 
-#include "weft/gpu/device_abi.h"
-#include "weft/gpu/device_runtime.h"
-#include "weft/gpu/transport.h"
+#include "weft/communicator/device_runtime.h"
+#include "weft/communicator/transport.h"
+#include "weft/program/device_abi.h"
 
 namespace weft::gpu::testing {
 

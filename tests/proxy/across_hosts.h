@@ -14,10 +14,10 @@
 #include "device_call.h"
 #include "perf_device.h"
 #include "reference.h"
+#include "weft/communicator/bootstrap.h"
+#include "weft/communicator/communicator.h"
 #include "weft/cpu/cpu_executor.h"
-#include "weft/gpu/bootstrap.h"
-#include "weft/gpu/communicator.h"
-#include "weft/gpu/host_network.h"
+#include "weft/host/host_network.h"
 #include "weft/ir/collective_spec.h"
 #include "weft/ir/geometry.h"
 #include "weft/proxy/engine.h"
@@ -39,10 +39,10 @@ struct Side {
 };
 
 struct Outcome {
-  gpu::Status status;      // the first failure: transport, load, call, or the call's error
-  std::size_t wrong = 0;   // elements that differ from the CPU reference
-  std::string network;     // the transport's network(), once it was made
-  bool ran = false;        // the call was launched
+  gpu::Status status;     // the first failure: transport, load, call, or the call's error
+  std::size_t wrong = 0;  // elements that differ from the CPU reference
+  std::string network;    // the transport's network(), once it was made
+  bool ran = false;       // the call was launched
 };
 
 struct CallSpec {
@@ -61,9 +61,10 @@ inline std::vector<Outcome> run_across(const std::vector<Side>& sides, const ir:
   const perf::Reference reference =
       perf::compute_reference(executor, spec.chunk_elements, spec.dtype, spec.op, 0, spec.in_place);
   const std::size_t total = spec.chunk_elements * static_cast<std::size_t>(algo.nchunksperloop);
-  const std::size_t count = total / static_cast<std::size_t>(std::max(ir::count_multiplier(algo), 1));
-  auto rendezvous = gpu::InProcessRendezvous::create(static_cast<int>(sides.size()),
-                                                     std::chrono::seconds(60));
+  const std::size_t count =
+      total / static_cast<std::size_t>(std::max(ir::count_multiplier(algo), 1));
+  auto rendezvous =
+      gpu::InProcessRendezvous::create(static_cast<int>(sides.size()), std::chrono::seconds(60));
   std::vector<Outcome> outcomes(sides.size());
   std::vector<std::thread> threads;
   for (std::size_t p = 0; p < sides.size(); ++p) {
@@ -80,8 +81,7 @@ inline std::vector<Outcome> run_across(const std::vector<Side>& sides, const ir:
       gpu::HostNetworkOptions network;
       network.host = side.host;
       network.proxy = side.proxy;
-      auto transport = gpu::make_host_network_transport(bootstrap, algo.ngpus, side.ranks,
-                                                        network);
+      auto transport = gpu::make_host_network_transport(bootstrap, algo.ngpus, side.ranks, network);
       if (!transport.ok()) {
         out.status = transport.status();
         return;
@@ -98,8 +98,8 @@ inline std::vector<Outcome> run_across(const std::vector<Side>& sides, const ir:
         return;
       }
       auto device = perf::make_host_perf_device();
-      auto call = perf::DeviceCall::create(*device, *comm.value(), algo, count, spec.dtype,
-                                           spec.in_place);
+      auto call =
+          perf::DeviceCall::create(*device, *comm.value(), algo, count, spec.dtype, spec.in_place);
       if (!call.ok()) {
         out.status = call.status();
         return;

@@ -11,9 +11,9 @@
 #include "across_hosts.h"
 #include "builtin_algorithms.h"
 #include "skip.h"
-#include "weft/gpu/connection_layout.h"
-#include "weft/gpu/device_abi.h"
-#include "weft/gpu/message_layout.h"
+#include "weft/program/connection_layout.h"
+#include "weft/program/device_abi.h"
+#include "weft/program/message_layout.h"
 #include "weft/proxy/participants.h"
 #include "weft/proxy/peer_record.h"
 #include "weft/proxy/proxy_layout.h"
@@ -29,8 +29,8 @@ using testing::Side;
 
 gpu::RuntimeOptions call_options() {
   gpu::RuntimeOptions o;
-  o.timeout_s = 60;        // generous: hundreds of threads share two cores
-  o.max_tile_bytes = 64;   // many tiles, so many messages per call
+  o.timeout_s = 60;       // generous: hundreds of threads share two cores
+  o.max_tile_bytes = 64;  // many tiles, so many messages per call
   return o;
 }
 
@@ -51,8 +51,9 @@ bool skip_without_ucx() {
   return false;
 }
 
-TEST_CASE("Proxy layout: every crossing connection has its stages, apart, aligned, each line its own",
-          "[proxy]") {
+TEST_CASE(
+    "Proxy layout: every crossing connection has its stages, apart, aligned, each line its own",
+    "[proxy]") {
   const ir::Algorithm ring = perf::ring_allreduce(4, ir::Protocol::LL, 2);
   const gpu::ProtocolOptions options{32 * 1024, 8};
   const auto layouts = region_layouts(ring, options);
@@ -95,7 +96,8 @@ TEST_CASE("Proxy layout: every crossing connection has its stages, apart, aligne
     for (std::size_t word : {r.tail, r.head, r.ack_source}) spans.push_back({word, word + 128});
     spans.push_back({r.inbox, r.inbox + 8 * kWireEntryBytes});
   }
-  for (int remote : a.remote_ranks) spans.push_back({a.arrival_out(remote), a.arrival_out(remote) + 32});
+  for (int remote : a.remote_ranks)
+    spans.push_back({a.arrival_out(remote), a.arrival_out(remote) + 32});
   for (int local : a.local_ranks) {
     spans.push_back({a.arrival_in(local, 0), a.arrival_in(local, 0) + 32});
   }
@@ -106,7 +108,7 @@ TEST_CASE("Proxy layout: every crossing connection has its stages, apart, aligne
     CHECK(spans[k].first >= spans[k - 1].second);
   }
   CHECK(spans.back().second <= a.total_bytes);
-  CHECK(a.arrival_out(0) == kNoOffset);  // a local rank has no outgoing table
+  CHECK(a.arrival_out(0) == kNoOffset);    // a local rank has no outgoing table
   CHECK(a.arrival_in(2, 0) == kNoOffset);  // nor a remote one an incoming one
   // Simple lands in the FIFO itself: its kernel reads a slot only after the tail.
   const ProxyLayout simple = layout_proxy(layouts, owner, 0, crosses, ir::Protocol::Simple);
@@ -300,9 +302,10 @@ std::vector<Outcome> run_with_tampering(std::function<void(WireDescriptor&)> tam
   return run_across(sides, ring, options, CallSpec{});
 }
 
-TEST_CASE("A descriptor from a peer that names a slot out of range is refused, naming the peer "
-          "and the step",
-          "[proxy][across][fault]") {
+TEST_CASE(
+    "A descriptor from a peer that names a slot out of range is refused, naming the peer "
+    "and the step",
+    "[proxy][across][fault]") {
   if (skip_without_ucx()) return;
   const auto started = std::chrono::steady_clock::now();
   const auto outcomes = run_with_tampering([](WireDescriptor& d) {
@@ -330,7 +333,8 @@ TEST_CASE("A descriptor from a peer that announces more than a slot holds is ref
       ir::Protocol::LL);
   INFO(outcomes[0].status.str());
   CHECK_FALSE(outcomes[0].status.ok());
-  CHECK_THAT(outcomes[0].status.message, Catch::Contains("announces 2147483647 bytes; a slot holds"));
+  CHECK_THAT(outcomes[0].status.message,
+             Catch::Contains("announces 2147483647 bytes; a slot holds"));
   CHECK_THAT(outcomes[0].status.message, Catch::Contains("refused"));
 }
 
@@ -369,9 +373,8 @@ TEST_CASE("Without UCX at run time every participant fails at once, saying what 
     CHECK_FALSE(out.status.ok());
     CHECK_FALSE(out.ran);
   }
-  CHECK_THAT(outcomes[1].status.message,
-             Catch::Contains("UCX is not installed here") &&
-                 Catch::Contains("/nonexistent/libucp.so.0"));
+  CHECK_THAT(outcomes[1].status.message, Catch::Contains("UCX is not installed here") &&
+                                             Catch::Contains("/nonexistent/libucp.so.0"));
   // The other participant names who could not start its engine, and why.
   CHECK_THAT(outcomes[0].status.message,
              Catch::Contains("participant 1 on host 'b' could not start its network engine") &&
@@ -444,7 +447,8 @@ TEST_CASE("A connection refused: a peer whose engine is gone fails the others at
   REQUIRE(wrapped->replaced());
   INFO(outcomes[0].status.str());
   CHECK_FALSE(outcomes[0].status.ok());
-  CHECK_THAT(outcomes[0].status.message, Catch::Contains("the proxy could not reach the other hosts"));
+  CHECK_THAT(outcomes[0].status.message,
+             Catch::Contains("the proxy could not reach the other hosts"));
   CHECK_THAT(outcomes[0].status.message, Catch::Contains("refuses connections"));
   CHECK_THAT(outcomes[0].status.message, Catch::Contains("participant 1"));
   CHECK_THAT(outcomes[0].status.message, Catch::Contains("host 'b'"));

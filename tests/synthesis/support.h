@@ -26,16 +26,22 @@ inline predict::Topology topology(const std::string& source, int nodes = 1, int 
   return std::move(*loaded.topology);
 }
 
-// The DGX-1 of Azure's ND v2 images, or nothing where the file is absent (the test case is then
+// One of Azure's HPC topology files (azure-ndv2-topo.xml: the DGX-1 of the ND v2 images;
+// azure-ncv4-topo.xml: four A100 on PCIe), or nothing where it is absent (the test case is then
 // skipped: under CTest this does not return).
-inline std::optional<std::string> dgx1_file() {
-  const std::string path = std::string(WEFT_TOPOLOGY_XML_DIR) + "/azure-ndv2-topo.xml";
+inline std::optional<std::string> azure_file(const std::string& name) {
+  const std::string path = std::string(WEFT_TOPOLOGY_XML_DIR) + "/" + name;
   if (std::filesystem::exists(path)) return path;
   weft::test_support::skip_test_case(
       path +
       " is absent (Azure HPC topology files, kept outside the project; "
       "-DWEFT_TOPOLOGY_XML_DIR=FOLDER gives them)");
   return std::nullopt;
+}
+
+// The DGX-1 of Azure's ND v2 images, or nothing where the file is absent (as azure_file).
+inline std::optional<std::string> dgx1_file() {
+  return azure_file("azure-ndv2-topo.xml");
 }
 
 }  // namespace weft::synthesis::test

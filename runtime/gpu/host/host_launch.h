@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "host_thread.h"
-#include "weft/gpu/status.h"
+#include "weft/program/status.h"
 
 namespace weft::gpu::host {
 

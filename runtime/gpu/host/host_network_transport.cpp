@@ -1,4 +1,4 @@
-// make_host_network_transport (weft/gpu/host_network.h): the host transport's memory, the
+// make_host_network_transport (weft/host/host_network.h): the host transport's memory, the
 // proxy's connections.
 #include <algorithm>
 #include <memory>
@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "host_runtime.h"
-#include "weft/gpu/device_abi.h"
-#include "weft/gpu/host_network.h"
+#include "weft/host/host_network.h"
+#include "weft/program/device_abi.h"
 
 namespace weft::gpu {
 
@@ -89,9 +89,8 @@ class HostNetworkTransport final : public Transport {
     if (!participants_.crosses(rank, peer)) {
       return {LinkKind::Host, "host mode: both ranks in this process's memory"};
     }
-    return {LinkKind::Network,
-            fmt::format("rank {} is on {}, through the proxy over {}", peer,
-                        participants_.where(peer), network())};
+    return {LinkKind::Network, fmt::format("rank {} is on {}, through the proxy over {}", peer,
+                                           participants_.where(peer), network())};
   }
 
   Result<std::unique_ptr<SharedWindow>> open_window(const WindowRequest& request) override {
@@ -154,7 +153,8 @@ Result<std::shared_ptr<Transport>> make_host_network_transport(std::shared_ptr<B
   if (nranks < 1) {
     return Status::error(ErrorCode::InvalidArgument, fmt::format("transport: {} ranks", nranks));
   }
-  if (local_ranks.empty() || local_ranks.size() > static_cast<std::size_t>(device::kMaxLocalRanks)) {
+  if (local_ranks.empty() ||
+      local_ranks.size() > static_cast<std::size_t>(device::kMaxLocalRanks)) {
     return Status::error(ErrorCode::InvalidArgument,
                          fmt::format("transport: a participant drives 1 to {} ranks, not {}",
                                      device::kMaxLocalRanks, local_ranks.size()));

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "weft/gpu/device_runtime.h"
+#include "weft/communicator/device_runtime.h"
 
 namespace weft::gpu::host {
 

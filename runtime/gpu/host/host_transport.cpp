@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "host_runtime.h"
-#include "weft/gpu/device_abi.h"
-#include "weft/gpu/transport.h"
+#include "weft/communicator/transport.h"
+#include "weft/program/device_abi.h"
 
 namespace weft::gpu {
 

@@ -7,7 +7,7 @@
 
 #include "portability.h"
 #include "primitives.cuh"
-#include "weft/gpu/device_abi.h"
+#include "weft/program/device_abi.h"
 
 namespace weft::gpu::device {
 inline namespace WEFT_KERNEL_BUILD {

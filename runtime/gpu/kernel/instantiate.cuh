@@ -10,7 +10,7 @@
 #include "kernels.h"
 #include "portability.h"
 #include "scaling.cuh"
-#include "weft/gpu/device_abi.h"
+#include "weft/program/device_abi.h"
 
 namespace weft::gpu::device {
 inline namespace WEFT_KERNEL_BUILD {

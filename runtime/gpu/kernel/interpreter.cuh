@@ -30,15 +30,15 @@
 #include <cstdint>
 
 #include "cta_shared.cuh"
+#include "overlap_step.cuh"
 #include "portability.h"
 #include "primitives.cuh"
 #include "protocol_ll.cuh"
 #include "protocol_ll128.cuh"
-#include "overlap_step.cuh"
 #include "protocol_simple.cuh"
 #include "wait_post.cuh"
-#include "weft/gpu/device_abi.h"
-#include "weft/gpu/options.h"
+#include "weft/program/device_abi.h"
+#include "weft/program/options.h"
 
 namespace weft::gpu::device {
 inline namespace WEFT_KERNEL_BUILD {
@@ -150,11 +150,10 @@ __device__ __forceinline__ bool lean_steps(const LaunchArgs& args, CtaShared& cs
                      : 1;
         }
         // A merged reduce's sources (cs.extra) are rewritten by the next reduce's wait phase.
-        barrier_since_data =
-            !lean ||
-            step_posts(*step, kProtocol, part + 1 == parts,
-                       cs.descriptor->send_descriptors != nullptr) ||
-            type == kReduce;
+        barrier_since_data = !lean ||
+                             step_posts(*step, kProtocol, part + 1 == parts,
+                                        cs.descriptor->send_descriptors != nullptr) ||
+                             type == kReduce;
         if (barrier_since_data) {
           if (__syncthreads_or(fail)) {
             failed = true;

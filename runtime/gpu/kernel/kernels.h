@@ -5,9 +5,9 @@
 #pragma once
 
 #include "portability.h"
-#include "weft/gpu/device_abi.h"
 #include "weft/ir/ir.h"
 #include "weft/ir/types.h"
+#include "weft/program/device_abi.h"
 
 namespace weft::gpu::device {
 inline namespace WEFT_KERNEL_BUILD {

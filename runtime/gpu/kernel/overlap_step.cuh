@@ -37,7 +37,7 @@
 #include "primitives.cuh"
 #include "protocol_simple.cuh"
 #include "wait_post.cuh"
-#include "weft/gpu/device_abi.h"
+#include "weft/program/device_abi.h"
 
 namespace weft::gpu::device {
 inline namespace WEFT_KERNEL_BUILD {

@@ -13,7 +13,7 @@
 #include <cstdint>
 
 #include "portability.h"
-#include "weft/gpu/device_abi.h"
+#include "weft/program/device_abi.h"
 
 #if defined(__CUDACC__)
 #include "primitives_cuda.cuh"

@@ -9,8 +9,8 @@
 #include "portability.h"
 #include "primitives.cuh"
 #include "protocol_words.cuh"
-#include "weft/gpu/device_abi.h"
-#include "weft/gpu/message_layout.h"
+#include "weft/program/device_abi.h"
+#include "weft/program/message_layout.h"
 
 namespace weft::gpu::device {
 inline namespace WEFT_KERNEL_BUILD {

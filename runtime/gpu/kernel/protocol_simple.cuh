@@ -11,7 +11,7 @@
 #include "cta_shared.cuh"
 #include "element_types.cuh"
 #include "portability.h"
-#include "weft/gpu/device_abi.h"
+#include "weft/program/device_abi.h"
 
 namespace weft::gpu::device {
 inline namespace WEFT_KERNEL_BUILD {
@@ -88,12 +88,12 @@ __device__ __forceinline__ void process_span(std::uint64_t n, const char* a, con
   if ((bits & 15u) == 0) {
     constexpr std::uint64_t kPer = 16 / sizeof(S);
     process_vectors<Type, Op, uint4>(n / kPer, a, b, extra, extra_offset, extras, out1, out2,
-                                          workers);
+                                     workers);
     done = n / kPer * kPer;
   } else if ((bits & 7u) == 0) {
     constexpr std::uint64_t kPer = 8 / sizeof(S);
     process_vectors<Type, Op, uint2>(n / kPer, a, b, extra, extra_offset, extras, out1, out2,
-                                          workers);
+                                     workers);
     done = n / kPer * kPer;
   } else if constexpr (sizeof(S) <= 4) {
     if ((bits & 3u) == 0) {

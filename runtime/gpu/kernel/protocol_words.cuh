@@ -9,7 +9,7 @@
 #include "cta_shared.cuh"
 #include "element_types.cuh"
 #include "portability.h"
-#include "weft/gpu/device_abi.h"
+#include "weft/program/device_abi.h"
 
 namespace weft::gpu::device {
 inline namespace WEFT_KERNEL_BUILD {

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "portability.h"
-#include "weft/gpu/device_abi.h"
+#include "weft/program/device_abi.h"
 
 namespace weft::gpu::device {
 inline namespace WEFT_KERNEL_BUILD {

@@ -11,8 +11,8 @@
 #include "cta_shared.cuh"
 #include "portability.h"
 #include "primitives.cuh"
-#include "weft/gpu/device_abi.h"
-#include "weft/gpu/message_layout.h"
+#include "weft/program/device_abi.h"
+#include "weft/program/message_layout.h"
 
 namespace weft::gpu::device {
 inline namespace WEFT_KERNEL_BUILD {
@@ -63,8 +63,7 @@ __device__ __forceinline__ bool step_waits(const DeviceStep& step, int protocol,
 // has none.
 __device__ __forceinline__ bool step_posts(const DeviceStep& step, int protocol, bool last_part,
                                            bool proxied) {
-  return step_receives(step.type) ||
-         ((protocol == kSimple || proxied) && step_sends(step.type)) ||
+  return step_receives(step.type) || ((protocol == kSimple || proxied) && step_sends(step.type)) ||
          (last_part && (step.flags & kStepPublishes) != 0);
 }
 
@@ -75,8 +74,8 @@ __device__ __forceinline__ bool step_posts(const DeviceStep& step, int protocol,
 // merged reduce's sources go to.
 inline __device__ WEFT_NOINLINE bool wait_phase(const LaunchArgs& args, CtaShared& cs, Counters c,
                                                 const DeviceStep* step, std::uint64_t tile,
-                                                std::uint64_t group, int protocol,
-                                                bool first_part, std::uint32_t extra_set) {
+                                                std::uint64_t group, int protocol, bool first_part,
+                                                std::uint32_t extra_set) {
   const CtaDescriptor& d = *cs.descriptor;
   const bool system = args.system_scope != 0;
   const bool lean = args.lean_steps != 0;
@@ -119,9 +118,9 @@ inline __device__ WEFT_NOINLINE bool wait_phase(const LaunchArgs& args, CtaShare
     for (std::int32_t k = 0; k < step->source_count; ++k) {
       const DeviceSource source = d.sources[step->first_source + k];
       cs.extra[extra_set][k] = buffer_base(cs, source.buffer) +
-                    (static_cast<std::uint64_t>(source.offset) * args.chunk_elements +
-                     tile * args.tile_elements) *
-                        args.element_bytes;
+                               (static_cast<std::uint64_t>(source.offset) * args.chunk_elements +
+                                tile * args.tile_elements) *
+                                   args.element_bytes;
     }
   }
   return true;
@@ -133,10 +132,9 @@ inline __device__ WEFT_NOINLINE bool wait_phase(const LaunchArgs& args, CtaShare
 // The message's pieces and tile length are worked out again here, from the step, the part and
 // the tile, rather than kept live in registers across the data phase for it.
 inline __device__ WEFT_NOINLINE void post_message_size(const LaunchArgs& args,
-                                                       const DeviceStep& step,
-                                                       std::uint64_t* ring, std::uint64_t sent,
-                                                       int protocol, std::uint32_t part,
-                                                       std::uint64_t tile) {
+                                                       const DeviceStep& step, std::uint64_t* ring,
+                                                       std::uint64_t sent, int protocol,
+                                                       std::uint32_t part, std::uint64_t tile) {
   const std::uint64_t tile_start = tile * args.tile_elements;
   const std::uint64_t len = args.chunk_elements - tile_start < args.tile_elements
                                 ? args.chunk_elements - tile_start
@@ -146,16 +144,15 @@ inline __device__ WEFT_NOINLINE void post_message_size(const LaunchArgs& args,
   const std::uint32_t n =
       count - first < args.pieces_per_message ? count - first : args.pieces_per_message;
   ring[sent % args.fifo_depth] =
-      message_bytes(protocol, n, args.piece_stride_bytes, len, args.element_bytes,
-                    args.slot_bytes, protocol == kLL && sent % kLLCleanPeriod < args.fifo_depth);
+      message_bytes(protocol, n, args.piece_stride_bytes, len, args.element_bytes, args.slot_bytes,
+                    protocol == kLL && sent % kLLCleanPeriod < args.fifo_depth);
 }
 
-// Completion is published after the last message of a step (its last part and slice) only: one release fence, cumulative
-// through the barrier before it (every thread's payload stores and slot reads are done), then
-// relaxed stores of every counter the step advances (NCCL's postPeer). A message towards a proxy
-// (d.send_descriptors) first leaves its size in the proxy's
-// descriptor ring (message `part` of the step), which the same fence orders before the tail the
-// proxy polls.
+// Completion is published after the last message of a step (its last part and slice) only: one
+// release fence, cumulative through the barrier before it (every thread's payload stores and slot
+// reads are done), then relaxed stores of every counter the step advances (NCCL's postPeer). A
+// message towards a proxy (d.send_descriptors) first leaves its size in the proxy's descriptor ring
+// (message `part` of the step), which the same fence orders before the tail the proxy polls.
 __device__ __forceinline__ void post_phase(const LaunchArgs& args, const CtaShared& cs, Counters c,
                                            const DeviceStep& step, std::uint64_t tile,
                                            std::uint64_t group, std::int32_t flat_step,
@@ -166,7 +163,8 @@ __device__ __forceinline__ void post_phase(const LaunchArgs& args, const CtaShar
   const bool post = (protocol == kSimple || proxied) && step_sends(step.type);
   const bool publish = last_part && (step.flags & kStepPublishes) != 0;
   if (!acknowledge && !post && !publish) return;
-  if (post && proxied) post_message_size(args, step, d.send_descriptors, c.sent, protocol, part, tile);
+  if (post && proxied)
+    post_message_size(args, step, d.send_descriptors, c.sent, protocol, part, tile);
   // A peer may be another GPU whenever the step talks to one; the progress flag is read only by
   // this rank's threadblocks, on this device.
   const bool system = args.system_scope != 0 && (acknowledge || post);

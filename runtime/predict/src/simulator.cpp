@@ -13,10 +13,10 @@
 #include "flow_network.h"
 #include "weft/cpu/plan.h"
 #include "weft/cpu/step_core.h"
-#include "weft/gpu/call_plan.h"
-#include "weft/gpu/selection.h"
 #include "weft/ir/geometry.h"
 #include "weft/predict/nccl_model.h"
+#include "weft/program/call_plan.h"
+#include "weft/program/selection.h"
 
 namespace weft::predict {
 

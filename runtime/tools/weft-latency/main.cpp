@@ -30,11 +30,11 @@
 #include "perf_options.h"
 #include "pingpong.h"
 #include "reference.h"
+#include "weft/communicator/communicator.h"
+#include "weft/communicator/transport.h"
 #include "weft/cpu/cpu_executor.h"
-#include "weft/gpu/communicator.h"
-#include "weft/gpu/options.h"
-#include "weft/gpu/transport.h"
 #include "weft/ir/collective_spec.h"
+#include "weft/program/options.h"
 
 namespace weft::latency {
 namespace {

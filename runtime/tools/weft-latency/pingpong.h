@@ -6,7 +6,7 @@
 //            acquire fence after each poll (the full step's pattern, primitives_cuda.cuh).
 #pragma once
 
-#include "weft/gpu/status.h"
+#include "weft/program/status.h"
 
 namespace weft::latency {
 

@@ -9,7 +9,7 @@
 
 #include "perf_device.h"
 #include "reference.h"
-#include "weft/gpu/communicator.h"
+#include "weft/communicator/communicator.h"
 
 namespace weft::perf {
 

@@ -24,16 +24,16 @@
 #include "perf_device.h"
 #include "perf_options.h"
 #include "perf_report.h"
+#include "weft/communicator/communicator.h"
 #include "weft/cpu/cpu_executor.h"
-#include "weft/gpu/call_plan.h"
-#include "weft/gpu/communicator.h"
-#include "weft/gpu/device_program.h"
-#include "weft/gpu/host_network.h"
+#include "weft/host/host_network.h"
 #include "weft/ir/collective_spec.h"
 #include "weft/ir/validate.h"
+#include "weft/program/call_plan.h"
+#include "weft/program/device_program.h"
 #include "weft/proxy/participants.h"
 #if defined(WEFT_PERF_WITH_CUDA)
-#include "weft/gpu/cuda_network.h"
+#include "weft/cuda/cuda_network.h"
 #endif
 
 namespace weft::perf {
@@ -65,7 +65,7 @@ Result<ir::Algorithm> read_algorithm(const PerfOptions& o, int nranks) {
                          fmt::format("{}:\n{}", o.xml, loaded.diagnostics.str()));
   }
   ir::Algorithm algo = std::move(*loaded.algorithm);
-  if (o.protocol) algo.protocol = *o.protocol;  // results never depend on the protocol
+  if (o.protocol) algo.protocol = *o.protocol;          // results never depend on the protocol
   if (o.any_size) algo.min_bytes = algo.max_bytes = 0;  // nor on the size band
   return algo;
 }
@@ -324,18 +324,19 @@ int run(Session& s) {
   }
   if (!fits_in_memory(s)) return 2;
   if (s.printer) {
-    std::printf("# weft-perf: algorithm '%s' (%s, %d ranks, %s, %d channel%s), %s\n",
-                s.algorithm.name.c_str(),
-                std::string(ir::to_string(s.algorithm.collective)).c_str(), s.algorithm.ngpus,
-                std::string(ir::to_string(s.algorithm.protocol)).c_str(), s.algorithm.nchannels,
-                s.algorithm.nchannels == 1 ? "" : "s",
-                o.host && o.ranks > 0
-                    ? fmt::format("{} ranks in host mode (CPU threads)", o.ranks).c_str()
-                : o.host      ? fmt::format("{} rank{} per process in host mode (CPU threads)",
-                                       o.local_ranks, o.local_ranks == 1 ? "" : "s").c_str()
-                : o.ranks > 0 ? fmt::format("{} ranks emulated on one GPU", o.ranks).c_str()
-                              : fmt::format("{} rank{} per process", o.local_ranks,
-                                            o.local_ranks == 1 ? "" : "s").c_str());
+    std::printf(
+        "# weft-perf: algorithm '%s' (%s, %d ranks, %s, %d channel%s), %s\n",
+        s.algorithm.name.c_str(), std::string(ir::to_string(s.algorithm.collective)).c_str(),
+        s.algorithm.ngpus, std::string(ir::to_string(s.algorithm.protocol)).c_str(),
+        s.algorithm.nchannels, s.algorithm.nchannels == 1 ? "" : "s",
+        o.host && o.ranks > 0 ? fmt::format("{} ranks in host mode (CPU threads)", o.ranks).c_str()
+        : o.host ? fmt::format("{} rank{} per process in host mode (CPU threads)", o.local_ranks,
+                               o.local_ranks == 1 ? "" : "s")
+                       .c_str()
+        : o.ranks > 0
+            ? fmt::format("{} ranks emulated on one GPU", o.ranks).c_str()
+            : fmt::format("{} rank{} per process", o.local_ranks, o.local_ranks == 1 ? "" : "s")
+                  .c_str());
     if (!s.network.empty()) {
       std::printf("# across hosts: the proxy, %s\n", s.network.c_str());
     }

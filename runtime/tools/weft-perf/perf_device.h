@@ -9,8 +9,8 @@
 #include <span>
 #include <string>
 
-#include "weft/gpu/device_runtime.h"
-#include "weft/gpu/status.h"
+#include "weft/communicator/device_runtime.h"
+#include "weft/program/status.h"
 
 namespace weft::perf {
 

@@ -8,10 +8,10 @@
 #include <CLI/CLI.hpp>
 
 #include "builtin_algorithms.h"
-#include "weft/gpu/bootstrap.h"
-#include "weft/gpu/options.h"
+#include "weft/communicator/bootstrap.h"
 #include "weft/ir/geometry.h"
 #include "weft/ir/xml.h"
+#include "weft/program/options.h"
 
 namespace weft::perf {
 

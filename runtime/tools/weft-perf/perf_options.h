@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "weft/gpu/status.h"
 #include "weft/ir/ir.h"
 #include "weft/ir/types.h"
+#include "weft/program/status.h"
 
 namespace weft::perf {
 

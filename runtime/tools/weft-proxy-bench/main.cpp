@@ -31,11 +31,11 @@
 
 #include <fmt/format.h>
 
-#include "weft/gpu/bootstrap.h"
-#include "weft/gpu/connection_layout.h"
-#include "weft/gpu/host_network.h"
-#include "weft/gpu/options.h"
+#include "weft/communicator/bootstrap.h"
+#include "weft/host/host_network.h"
 #include "weft/ir/ir.h"
+#include "weft/program/connection_layout.h"
+#include "weft/program/options.h"
 #include "weft/proxy/participants.h"
 
 extern char** environ;
@@ -298,8 +298,8 @@ int run_rank(const Options& o) {
     }
     const double seconds = seconds_since(start);
     if (printer) {
-      std::printf("%-12s %12zu %8d %12d %14.2f %12.1f\n", st.name, st.bytes, st.depth,
-                  st.messages, seconds * 1e6 / st.messages,
+      std::printf("%-12s %12zu %8d %12d %14.2f %12.1f\n", st.name, st.bytes, st.depth, st.messages,
+                  seconds * 1e6 / st.messages,
                   static_cast<double>(st.bytes) * st.messages / seconds / 1e6);
     }
     check(close(s));
@@ -311,15 +311,24 @@ int run_rank(const Options& o) {
 int launch(const Options& o, char** argv) {
   auto point = gpu::make_local_rendezvous();
   if (!point.ok()) usage(point.status().message);
-  const std::string rendezvous = gpu::format_rendezvous(point.value().address, point.value().secret);
+  const std::string rendezvous =
+      gpu::format_rendezvous(point.value().address, point.value().secret);
   std::vector<pid_t> children;
   for (int rank = 0; rank < 2; ++rank) {
     std::string sizes;
     for (std::size_t size : o.sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(size);
-    std::vector<std::string> args = {argv[0],     "--rank",    std::to_string(rank),
-                                     "--rendezvous", rendezvous, "--latency",
-                                     std::to_string(o.latency), "--sizes", sizes, "--depth",
-                                     std::to_string(o.depth),   "--stream",
+    std::vector<std::string> args = {argv[0],
+                                     "--rank",
+                                     std::to_string(rank),
+                                     "--rendezvous",
+                                     rendezvous,
+                                     "--latency",
+                                     std::to_string(o.latency),
+                                     "--sizes",
+                                     sizes,
+                                     "--depth",
+                                     std::to_string(o.depth),
+                                     "--stream",
                                      std::to_string(o.stream)};
     std::vector<char*> raw;
     for (std::string& a : args) raw.push_back(a.data());

@@ -39,10 +39,13 @@ Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& t
     throw std::invalid_argument(
         fmt::format("tune: a gap of {} (a fraction from 0, below 1)", request.gap));
   }
-  if (request.prunable > candidates.size()) {
+  const std::size_t first = request.prunable_first;
+  const std::size_t end = first + request.prunable;
+  if (first > candidates.size() || request.prunable > candidates.size() - first) {
     // The caller's count of its own candidates is stale: reading past them would be undefined.
-    throw std::invalid_argument(fmt::format("tune: {} prunable candidates asked of {} candidates",
-                                            request.prunable, candidates.size()));
+    throw std::invalid_argument(
+        fmt::format("tune: {} prunable candidates asked of {} candidates (from index {})",
+                    request.prunable, candidates.size(), first));
   }
   for (std::size_t k = 0; k < request.twins.size(); ++k) {
     const int twin = request.twins[k];
@@ -60,9 +63,9 @@ Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& t
   LeftOut left_out;
   tuning.contenders.resize(candidates.size());
   for (std::size_t position = 0; position < candidates.size(); ++position) {
-    const std::size_t k = request.prunable_backwards && position < request.prunable
-                              ? request.prunable - 1 - position
-                              : position;
+    const bool in_range = position >= first && position < end;
+    const std::size_t k =
+        request.prunable_backwards && in_range ? first + (end - 1 - position) : position;
     const Candidate& candidate = candidates[k];
     std::function<void(std::uint64_t)> on_size;
     if (request.on_predict) {
@@ -70,7 +73,7 @@ Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& t
         request.on_predict(position + 1, candidates.size(), candidate.name, bytes);
       };
     }
-    const bool prunable = k < request.prunable;
+    const bool prunable = k >= first && k < end;
     Pruning pruning;
     if (prunable) {
       pruning.ceiling_us = best;

@@ -1,8 +1,8 @@
-// Which loaded algorithm, if any, runs an NCCL collective call (docs/architecture.md §6): the first, in
-// catalog order, for which weft::gpu::check_applicable holds — collective, rank count, in-place
-// or out-of-place, divisibility into chunks, size band, root, type and operator. Everything
-// here depends only on the call's arguments and the catalog, which every rank has the same; that
-// is what lets the ranks of a communicator decide alike without talking to each other.
+// Which loaded algorithm, if any, runs an NCCL collective call (docs/architecture.md §6): the
+// first, in catalog order, for which weft::gpu::check_applicable holds — collective, rank count,
+// in-place or out-of-place, divisibility into chunks, size band, root, type and operator.
+// Everything here depends only on the call's arguments and the catalog, which every rank has the
+// same; that is what lets the ranks of a communicator decide alike without talking to each other.
 #pragma once
 
 #include <cstddef>
@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "weft/gpu/selection.h"
 #include "weft/ir/ir.h"
 #include "weft/plugin/nccl_enums.h"
+#include "weft/program/selection.h"
 
 namespace weft::plugin {
 
@@ -33,9 +33,9 @@ struct CollectiveCall {
   int nranks = 1;
 };
 
-// Whether a call is in-place in NCCL's sense (docs/architecture.md §2.2): allreduce, broadcast, reduce and
-// alltoall send == recv; allgather send == recv + rank·count; reducescatter recv == send +
-// rank·count.
+// Whether a call is in-place in NCCL's sense (docs/architecture.md §2.2): allreduce, broadcast,
+// reduce and alltoall send == recv; allgather send == recv + rank·count; reducescatter recv == send
+// + rank·count.
 bool is_in_place(const CollectiveCall& call);
 
 // Weft's description of the call, or the reason there is none (a type or operator the runtime

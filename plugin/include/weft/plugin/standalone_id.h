@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "weft/gpu/bootstrap.h"
+#include "weft/communicator/bootstrap.h"
 
 namespace weft::plugin {
 

@@ -1,6 +1,6 @@
 #include <vector>
 
-#include "weft/gpu/bootstrap.h"
+#include "weft/communicator/bootstrap.h"
 
 namespace weft::gpu {
 

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "weft/gpu/bootstrap.h"
+#include "weft/communicator/bootstrap.h"
 
 namespace weft::gpu {
 

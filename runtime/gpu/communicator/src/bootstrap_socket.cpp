@@ -20,9 +20,9 @@
 
 #include <fmt/format.h>
 
-#include "weft/gpu/bootstrap.h"
-#include "weft/gpu/rendezvous_proof.h"
-#include "weft/gpu/socket.h"
+#include "weft/communicator/bootstrap.h"
+#include "weft/communicator/rendezvous_proof.h"
+#include "weft/communicator/socket.h"
 
 namespace weft::gpu {
 
@@ -634,11 +634,11 @@ Result<std::unique_ptr<Bootstrap>> start_peer(const SocketBootstrapOptions& opti
   // last attempt, which the deadline may have cut short (in connecting as well as in talking).
   const auto gave_up = [&](const Status& last) {
     if (closed == 0) return failed(last);
-    return failed(Status::error(
-        first_closed.code, fmt::format("{} ({} connections closed before rank 0's proof until "
-                                       "the deadline: a flood at rank 0, or not this job's "
-                                       "rank 0)",
-                                       first_closed.message, closed)));
+    return failed(Status::error(first_closed.code,
+                                fmt::format("{} ({} connections closed before rank 0's proof until "
+                                            "the deadline: a flood at rank 0, or not this job's "
+                                            "rank 0)",
+                                            first_closed.message, closed)));
   };
   for (;;) {
     auto socket = detail::connect_to(options.root, deadline);

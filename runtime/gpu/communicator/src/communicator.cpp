@@ -2,7 +2,7 @@
 // call, check residency, launch) algorithms. See communicator.h for the contract. Everything
 // device-specific goes through the transport's DeviceRuntime, so this one implementation serves
 // CUDA devices and host mode alike.
-#include "weft/gpu/communicator.h"
+#include "weft/communicator/communicator.h"
 
 #include <algorithm>
 #include <atomic>
@@ -13,13 +13,13 @@
 
 #include <fmt/format.h>
 
-#include "weft/gpu/call_plan.h"
-#include "weft/gpu/connection_layout.h"
-#include "weft/gpu/device_abi.h"
-#include "weft/gpu/device_program.h"
-#include "weft/gpu/launch_plan.h"
 #include "weft/ir/geometry.h"
 #include "weft/ir/validate.h"
+#include "weft/program/call_plan.h"
+#include "weft/program/connection_layout.h"
+#include "weft/program/device_abi.h"
+#include "weft/program/device_program.h"
+#include "weft/program/launch_plan.h"
 
 namespace weft::gpu {
 
@@ -218,11 +218,10 @@ class CommunicatorImpl final : public Communicator {
     device::ErrorReport copy;
     std::memcpy(&copy, report, sizeof(copy));
     if (!transport.ok()) {
-      return Status::error(transport.code,
-                           fmt::format("{}: {}; the call ended at {}", runtime_->describe(),
-                                       transport.message, ir::element_path(copy.rank,
-                                                                           copy.threadblock,
-                                                                           copy.ir_step)));
+      return Status::error(
+          transport.code,
+          fmt::format("{}: {}; the call ended at {}", runtime_->describe(), transport.message,
+                      ir::element_path(copy.rank, copy.threadblock, copy.ir_step)));
     }
     std::string message = describe_failure(copy);
     // A wait on a rank elsewhere names where it is, and which hosts went quiet: a peer that
@@ -236,8 +235,7 @@ class CommunicatorImpl final : public Communicator {
     if (const std::string quiet = transport_->silent_hosts(); !quiet.empty()) {
       message += "; silent: " + quiet;
     }
-    return Status::error(ErrorCode::Timeout,
-                         fmt::format("{}: {}", runtime_->describe(), message));
+    return Status::error(ErrorCode::Timeout, fmt::format("{}: {}", runtime_->describe(), message));
   }
 
   Status run(AlgorithmHandle handle, std::span<const RankBuffers> calls, std::size_t count,

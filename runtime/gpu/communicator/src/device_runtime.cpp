@@ -1,8 +1,8 @@
-#include "weft/gpu/device_runtime.h"
+#include "weft/communicator/device_runtime.h"
 
 #include <utility>
 
-#include "weft/gpu/transport.h"
+#include "weft/communicator/transport.h"
 
 namespace weft::gpu {
 

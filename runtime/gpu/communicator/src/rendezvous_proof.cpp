@@ -1,4 +1,4 @@
-#include "weft/gpu/rendezvous_proof.h"
+#include "weft/communicator/rendezvous_proof.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>

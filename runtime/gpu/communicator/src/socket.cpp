@@ -1,4 +1,4 @@
-#include "weft/gpu/socket.h"
+#include "weft/communicator/socket.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

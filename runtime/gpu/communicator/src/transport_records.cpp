@@ -1,4 +1,4 @@
-#include "weft/gpu/transport_records.h"
+#include "weft/communicator/transport_records.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "weft/gpu/bootstrap.h"
+#include "weft/communicator/bootstrap.h"
 
 namespace weft::gpu {
 

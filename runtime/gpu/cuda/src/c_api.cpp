@@ -15,12 +15,12 @@
 
 #include <fmt/format.h>
 
-#include "weft/gpu/bootstrap.h"
-#include "weft/gpu/communicator.h"
-#include "weft/gpu/cuda_network.h"
-#include "weft/proxy/participants.h"
+#include "weft/communicator/bootstrap.h"
+#include "weft/communicator/communicator.h"
+#include "weft/cuda/cuda_network.h"
 #include "weft/ir/validate.h"
 #include "weft/ir/xml.h"
+#include "weft/proxy/participants.h"
 
 struct weftComm {
   std::unique_ptr<weft::gpu::Communicator> communicator;
@@ -119,8 +119,8 @@ weft::gpu::Result<std::shared_ptr<weft::gpu::Transport>> make_transport(
   network.proxy = weft::proxy::proxy_options_from_env(weft::gpu::process_environment());
   network.host = values.host;
   network.proxy.setup_timeout = values.bootstrap_timeout;
-  return weft::gpu::make_ipc_network_transport(std::move(bootstrap), nranks, {rank},
-                                               values.device, network);
+  return weft::gpu::make_ipc_network_transport(std::move(bootstrap), nranks, {rank}, values.device,
+                                               network);
 }
 
 weftResult_t create(weftComm_t* comm, const weftCommConfig_t* config,
@@ -285,8 +285,7 @@ weftResult_t weftCommInitRank(weftComm_t* comm, int nranks, int rank, const char
     auto bootstrap = weft::gpu::make_socket_bootstrap(options);
     if (!bootstrap.ok()) return finish_init(config, bootstrap.status());
     std::shared_ptr<weft::gpu::Bootstrap> shared = std::move(bootstrap.value());
-    return create(comm, config,
-                  make_transport(shared, nranks, rank, values.value()),
+    return create(comm, config, make_transport(shared, nranks, rank, values.value()),
                   values.value().options);
   });
 }
@@ -310,8 +309,7 @@ weftResult_t weftCommInitWithBootstrap(weftComm_t* comm, int nranks, int rank,
     auto values = read_config(config);
     if (!values.ok()) return finish_init(config, values.status());
     auto shared = std::make_shared<CallbackBootstrap>(*bootstrap);
-    return create(comm, config,
-                  make_transport(shared, nranks, rank, values.value()),
+    return create(comm, config, make_transport(shared, nranks, rank, values.value()),
                   values.value().options);
   });
 }

@@ -5,7 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "weft/gpu/status.h"
+#include "weft/program/status.h"
 
 namespace weft::gpu {
 

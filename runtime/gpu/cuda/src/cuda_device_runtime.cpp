@@ -13,9 +13,9 @@
 #include "cuda_check.h"
 #include "cuda_kernels.h"
 #include "device_memory.h"
-#include "weft/gpu/device_abi.h"
-#include "weft/gpu/ll128_probe.h"
-#include "weft/gpu/options.h"
+#include "weft/cuda/ll128_probe.h"
+#include "weft/program/device_abi.h"
+#include "weft/program/options.h"
 
 namespace weft::gpu {
 
@@ -189,8 +189,8 @@ class CudaRuntime final : public DeviceRuntime {
     }
     auto* source = static_cast<std::uint64_t*>(post_staging_->host());
     *source = value;
-    WEFT_CUDA_TRY(cudaMemcpyAsync(address, source, sizeof(value), cudaMemcpyHostToDevice,
-                                  post_stream_));
+    WEFT_CUDA_TRY(
+        cudaMemcpyAsync(address, source, sizeof(value), cudaMemcpyHostToDevice, post_stream_));
     // One word in flight: the next post reuses the staging word.
     WEFT_CUDA_TRY(cudaStreamSynchronize(post_stream_));
     return {};

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "weft/gpu/transport.h"
+#include "weft/communicator/transport.h"
 
 namespace weft::gpu {
 

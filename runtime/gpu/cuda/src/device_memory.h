@@ -6,7 +6,7 @@
 #include <span>
 #include <string_view>
 
-#include "weft/gpu/status.h"
+#include "weft/program/status.h"
 
 namespace weft::gpu {
 

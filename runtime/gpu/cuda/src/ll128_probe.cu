@@ -1,4 +1,4 @@
-#include "weft/gpu/ll128_probe.h"
+#include "weft/cuda/ll128_probe.h"
 
 #include <cuda_runtime_api.h>
 

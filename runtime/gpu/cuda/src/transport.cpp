@@ -17,10 +17,10 @@
 #include "cuda_device_runtime.h"
 #include "cuda_links.h"
 #include "device_memory.h"
-#include "weft/gpu/cuda_network.h"
-#include "weft/gpu/device_abi.h"
-#include "weft/gpu/transport.h"
-#include "weft/gpu/transport_records.h"
+#include "weft/communicator/transport.h"
+#include "weft/communicator/transport_records.h"
+#include "weft/cuda/cuda_network.h"
+#include "weft/program/device_abi.h"
 
 namespace weft::gpu {
 
@@ -124,7 +124,8 @@ class CudaTransport final : public Transport {
   Status barrier() override { return bootstrap_->barrier(); }
   Status async_error() const override { return proxy_ ? proxy_->failure() : Status{}; }
   std::string locate(int rank) const override {
-    if (!proxy_ || rank < 0 || rank >= nranks_ || !who_.participants_cross(who_.me, owner_[static_cast<std::size_t>(rank)])) {
+    if (!proxy_ || rank < 0 || rank >= nranks_ ||
+        !who_.participants_cross(who_.me, owner_[static_cast<std::size_t>(rank)])) {
       return {};
     }
     return fmt::format("{}, through the proxy over {}", who_.where(rank), network());
@@ -135,9 +136,8 @@ class CudaTransport final : public Transport {
   PeerLink peer_link(int rank, int peer) const override {
     if (peer < 0 || peer >= nranks_ || owner_.empty()) return {LinkKind::Unknown, "no such rank"};
     if (proxy_ && who_.crosses(rank, peer)) {
-      return {LinkKind::Network,
-              fmt::format("rank {} is on {}, through the proxy over {}", peer, who_.where(peer),
-                          network())};
+      return {LinkKind::Network, fmt::format("rank {} is on {}, through the proxy over {}", peer,
+                                             who_.where(peer), network())};
     }
     const ParticipantRecord& who =
         participants_[static_cast<std::size_t>(owner_[static_cast<std::size_t>(peer)])];
@@ -168,8 +168,7 @@ class CudaTransport final : public Transport {
     if (auto s = allgather_records(*bootstrap_, mine, participants_); !s.ok()) return s;
 
     if (auto s = check_participants(participants_, nranks_, bootstrap_->rank(),
-                                    mode_ == Mode::InProcess, name(), owner_,
-                                    network_.has_value());
+                                    mode_ == Mode::InProcess, name(), owner_, network_.has_value());
         !s.ok()) {
       return s;
     }
@@ -261,8 +260,8 @@ class CudaTransport final : public Transport {
           if (const cudaError_t err =
                   cudaIpcOpenMemHandle(&address, handle, cudaIpcMemLazyEnablePeerAccess);
               err != cudaSuccess) {
-            opened = cuda_error(err,
-                                fmt::format("cudaIpcOpenMemHandle (region of rank {})", entry.rank));
+            opened = cuda_error(
+                err, fmt::format("cudaIpcOpenMemHandle (region of rank {})", entry.rank));
             break;
           }
           window->ipc_opened_.push_back(address);
@@ -349,9 +348,8 @@ Result<std::shared_ptr<Transport>> make(Mode mode, std::shared_ptr<Bootstrap> bo
     return Status::error(ErrorCode::InvalidArgument,
                          fmt::format("transport: device {} of {}", device, count));
   }
-  auto transport = std::make_shared<CudaTransport>(mode, std::move(bootstrap), nranks,
-                                                   std::move(local_ranks), device,
-                                                   std::move(network));
+  auto transport = std::make_shared<CudaTransport>(
+      mode, std::move(bootstrap), nranks, std::move(local_ranks), device, std::move(network));
   if (auto s = transport->introduce(); !s.ok()) return s;
   return std::shared_ptr<Transport>(std::move(transport));
 }

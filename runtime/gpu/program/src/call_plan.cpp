@@ -1,4 +1,4 @@
-#include "weft/gpu/call_plan.h"
+#include "weft/program/call_plan.h"
 
 #include <algorithm>
 #include <limits>

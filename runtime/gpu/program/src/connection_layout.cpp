@@ -1,4 +1,4 @@
-#include "weft/gpu/connection_layout.h"
+#include "weft/program/connection_layout.h"
 
 #include <algorithm>
 

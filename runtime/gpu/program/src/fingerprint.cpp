@@ -1,6 +1,6 @@
 #include <cstdint>
 
-#include "weft/gpu/device_program.h"
+#include "weft/program/device_program.h"
 
 namespace weft::gpu {
 

@@ -1,4 +1,4 @@
-#include "weft/gpu/launch_plan.h"
+#include "weft/program/launch_plan.h"
 
 #include <cstring>
 
@@ -48,8 +48,7 @@ const ProxiedSend* find_proxied_send(const LocalRankMemory& memory, int channel,
   return nullptr;
 }
 
-const ProxiedReceive* find_proxied_receive(const LocalRankMemory& memory, int channel,
-                                           int sender) {
+const ProxiedReceive* find_proxied_receive(const LocalRankMemory& memory, int channel, int sender) {
   for (const ProxiedReceive& p : memory.proxied_receives) {
     if (p.channel == channel && p.sender == sender) return &p;
   }

@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "weft/gpu/device_abi.h"
-#include "weft/gpu/device_program.h"
 #include "weft/ir/geometry.h"
+#include "weft/program/device_abi.h"
+#include "weft/program/device_program.h"
 
 namespace weft::gpu {
 

@@ -1,4 +1,4 @@
-#include "weft/gpu/options.h"
+#include "weft/program/options.h"
 
 #include <cerrno>
 #include <charconv>

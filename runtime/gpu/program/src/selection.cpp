@@ -1,4 +1,4 @@
-#include "weft/gpu/selection.h"
+#include "weft/program/selection.h"
 
 #include <fmt/format.h>
 

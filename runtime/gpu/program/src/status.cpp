@@ -1,4 +1,4 @@
-#include "weft/gpu/status.h"
+#include "weft/program/status.h"
 
 #include <array>
 

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "weft/gpu/status.h"
+#include "weft/program/status.h"
 
 namespace weft::proxy::ucx {
 

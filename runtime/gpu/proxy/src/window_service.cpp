@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "weft/gpu/message_layout.h"
+#include "weft/program/message_layout.h"
 #include "weft/proxy/participants.h"
 #include "weft/proxy/proxy.h"
 #include "window_state.h"
@@ -37,8 +37,8 @@ std::string WindowState::peer_name(int participant, int rank) const {
 }
 
 Status WindowState::towards(const Status& failure, int participant, int rank) const {
-  return Status::error(failure.code,
-                       fmt::format("{} (sending to {})", failure.message, peer_name(participant, rank)));
+  return Status::error(failure.code, fmt::format("{} (sending to {})", failure.message,
+                                                 peer_name(participant, rank)));
 }
 
 void WindowState::note_lost(Status status, int participant) {
@@ -82,11 +82,11 @@ Status WindowState::forward(Engine& engine, Send& send, bool& busy) {
   if (posted == send.forwarded) return {};
   const auto depth = static_cast<std::uint64_t>(mine.depth);
   if (posted < send.forwarded || posted - send.acknowledged > depth) {
-    return Status::error(ErrorCode::InternalError,
-                         fmt::format("proxy: the kernel posted message {} on {} with {} "
-                                     "acknowledged (a FIFO of {})",
-                                     posted, connection_text(stage.connection),
-                                     send.acknowledged, depth));
+    return Status::error(
+        ErrorCode::InternalError,
+        fmt::format("proxy: the kernel posted message {} on {} with {} "
+                    "acknowledged (a FIFO of {})",
+                    posted, connection_text(stage.connection), send.acknowledged, depth));
   }
   // A peer that left while nothing was in flight (Proxy::run): this message cannot reach it.
   if (const Status& lost = proxy->lost_[static_cast<std::size_t>(send.peer)]; !lost.ok()) {
@@ -97,11 +97,11 @@ Status WindowState::forward(Engine& engine, Send& send, bool& busy) {
     const std::uint64_t slot = k % depth;
     const std::uint64_t bytes = host_word(stage.descriptors)[slot];
     if (bytes > mine.slot_bytes) {
-      return Status::error(ErrorCode::InternalError,
-                           fmt::format("proxy: the kernel announced {} bytes for message {} on "
-                                       "{}; a slot holds {}",
-                                       bytes, k, connection_text(stage.connection),
-                                       mine.slot_bytes));
+      return Status::error(
+          ErrorCode::InternalError,
+          fmt::format("proxy: the kernel announced {} bytes for message {} on "
+                      "{}; a slot holds {}",
+                      bytes, k, connection_text(stage.connection), mine.slot_bytes));
     }
     if (bytes <= kInlinePayload) continue;  // it travels in its entry, below
     const std::size_t at = static_cast<std::size_t>(slot) * mine.slot_bytes;
@@ -126,8 +126,8 @@ Status WindowState::forward(Engine& engine, Send& send, bool& busy) {
     if (inline_payload) {
       const std::size_t at = static_cast<std::size_t>(slot) * mine.slot_bytes;
       pack_inline(*entry, k,
-                  std::span<const std::byte>(reinterpret_cast<const std::byte*>(host(stage.fifo + at)),
-                                             bytes));
+                  std::span<const std::byte>(
+                      reinterpret_cast<const std::byte*>(host(stage.fifo + at)), bytes));
     }
     // An acknowledgement owed to the same peer goes along instead of in a put of its own.
     for (Receive& receive : receives) {
@@ -190,8 +190,7 @@ Status WindowState::deliver(Receive& receive, bool& busy) {
   for (;;) {
     const std::uint64_t k = receive.delivered;
     const std::uint64_t slot = k % depth;
-    const auto* entry = host_word(stage.inbox + static_cast<std::size_t>(slot) *
-                                                    kWireEntryBytes);
+    const auto* entry = host_word(stage.inbox + static_cast<std::size_t>(slot) * kWireEntryBytes);
     WireDescriptor seen;
     for (int w = 0; w < 6; ++w) seen.words[w] = acquire(entry + w);
     auto announced = read_descriptor(seen, k, stage.connection, mine.depth, mine.slot_bytes);
@@ -220,9 +219,8 @@ Status WindowState::deliver(Receive& receive, bool& busy) {
       if (!mine.lands_apart) std::memcpy(host(stage.fifo + at), small, bytes);
     }
     if (mine.lands_apart) {
-      const std::size_t line = protocol == ir::Protocol::LL128
-                                   ? gpu::device::kLL128LineWords * 8
-                                   : std::size_t{16};
+      const std::size_t line =
+          protocol == ir::Protocol::LL128 ? gpu::device::kLL128LineWords * 8 : std::size_t{16};
       if (bytes % line != 0) {
         return Status::error(
             ErrorCode::SystemError,
@@ -264,12 +262,11 @@ Status WindowState::deliver(Receive& receive, bool& busy) {
       Send& send = sends[static_cast<std::size_t>(position)];
       // The head modulo 2^32, within a FIFO's depth of what was acknowledged (either way: a
       // word put since may have brought a newer one): made whole; an older one changes nothing.
-      const auto ahead = static_cast<std::int32_t>(
-          announced.value()->head - static_cast<std::uint32_t>(send.acknowledged));
+      const auto ahead = static_cast<std::int32_t>(announced.value()->head -
+                                                   static_cast<std::uint32_t>(send.acknowledged));
       if (ahead > 0) {
         const std::uint64_t head = send.acknowledged + static_cast<std::uint64_t>(ahead);
-        if (Status s = apply_acknowledgement(send, head, stage.connection.sender, busy);
-            !s.ok()) {
+        if (Status s = apply_acknowledgement(send, head, stage.connection.sender, busy); !s.ok()) {
           return s;
         }
       }

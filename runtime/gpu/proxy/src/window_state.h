@@ -7,8 +7,8 @@
 #include <functional>
 #include <vector>
 
-#include "weft/gpu/device_runtime.h"
-#include "weft/gpu/launch_plan.h"
+#include "weft/communicator/device_runtime.h"
+#include "weft/program/launch_plan.h"
 #include "weft/proxy/engine.h"
 #include "weft/proxy/proxy_layout.h"
 #include "weft/proxy/wire.h"
@@ -21,8 +21,8 @@ struct WindowState {
   // This participant's end of a connection to a rank on another host, and the peer's end.
   struct Send {
     const SendStage* stage = nullptr;
-    int peer = -1;    // the receiver's participant
-    int memory = -1;  // the receiver's proxy memory (engine handle)
+    int peer = -1;            // the receiver's participant
+    int memory = -1;          // the receiver's proxy memory (engine handle)
     std::size_t landing = 0;  // in the receiver's proxy memory
     std::size_t inbox = 0;
     std::uint64_t forwarded = 0;     // messages put and signalled
@@ -30,13 +30,13 @@ struct WindowState {
   };
   struct Receive {
     const ReceiveStage* stage = nullptr;
-    int peer = -1;    // the sender's participant
-    int memory = -1;  // the sender's proxy memory
-    std::size_t ack_inbox = 0;  // in the sender's proxy memory
-    int ack_position = -1;      // the connection in the sender's ProxyLayout::sends
-    std::uint64_t delivered = 0;  // messages whose tail (or lines) are raised
+    int peer = -1;                   // the sender's participant
+    int memory = -1;                 // the sender's proxy memory
+    std::size_t ack_inbox = 0;       // in the sender's proxy memory
+    int ack_position = -1;           // the connection in the sender's ProxyLayout::sends
+    std::uint64_t delivered = 0;     // messages whose tail (or lines) are raised
     std::uint64_t acknowledged = 0;  // the head as last forwarded
-    bool ack_waited = false;  // a new head was seen a pass ago and is still to go
+    bool ack_waited = false;         // a new head was seen a pass ago and is still to go
   };
   // Local rank `local`'s arrival word for remote rank `remote` (written by the kernel into the
   // table for `remote`), forwarded to the arrival table of `remote`'s participant.

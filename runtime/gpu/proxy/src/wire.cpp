@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "weft/gpu/device_abi.h"
+#include "weft/program/device_abi.h"
 
 namespace weft::proxy {
 
@@ -15,8 +15,12 @@ namespace {
 std::uint64_t word(std::uint32_t flag, std::uint32_t value) {
   return (static_cast<std::uint64_t>(flag) << 32) | value;
 }
-std::uint32_t flag_of(std::uint64_t w) { return static_cast<std::uint32_t>(w >> 32); }
-std::uint32_t value_of(std::uint64_t w) { return static_cast<std::uint32_t>(w); }
+std::uint32_t flag_of(std::uint64_t w) {
+  return static_cast<std::uint32_t>(w >> 32);
+}
+std::uint32_t value_of(std::uint64_t w) {
+  return static_cast<std::uint32_t>(w);
+}
 
 // The slot word's top bit says the payload is inline; slots are far below it.
 constexpr std::uint32_t kInlineBit = 0x80000000u;
@@ -61,8 +65,8 @@ gpu::Result<std::optional<Announced>> read_descriptor(const WireDescriptor& seen
           gpu::ErrorCode::SystemError,
           fmt::format("a descriptor for channel {}, rank {} → rank {} in slot {} carries flag "
                       "{:#x}, neither message {}'s ({:#x}) nor the slot's last one's ({:#x})",
-                      connection.channel, connection.sender, connection.receiver,
-                      message % d, flag, message, now, before));
+                      connection.channel, connection.sender, connection.receiver, message % d, flag,
+                      message, now, before));
     }
   }
   if (current < 6) return std::optional<Announced>{};
@@ -75,9 +79,8 @@ gpu::Result<std::optional<Announced>> read_descriptor(const WireDescriptor& seen
   a.connection.receiver = static_cast<int>(value_of(seen.words[3]) & 0xffffu);
   a.acknowledged_send = static_cast<int>(value_of(seen.words[4])) - 1;
   a.head = value_of(seen.words[5]);
-  const std::string what =
-      fmt::format("message {} of channel {}, rank {} → rank {}", message, connection.channel,
-                  connection.sender, connection.receiver);
+  const std::string what = fmt::format("message {} of channel {}, rank {} → rank {}", message,
+                                       connection.channel, connection.sender, connection.receiver);
   if (a.connection != connection) {
     return gpu::Status::error(
         gpu::ErrorCode::SystemError,

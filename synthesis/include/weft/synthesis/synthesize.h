@@ -17,6 +17,7 @@
 #include "weft/predict/topology.h"
 #include "weft/synthesis/bound.h"
 #include "weft/synthesis/sketches.h"
+#include "weft/tuning/contest.h"
 #include "weft/tuning/tune.h"
 
 namespace weft::synthesis {
@@ -50,11 +51,12 @@ struct Synthesis {
   Bound bound;
   NodePlan plan;  // node 0's rings and paths
   // Synthesized (compiled; proved where they win a band, or all with prove_all), then the
-  // caller's others (proved by the caller).
+  // others' (proved by the contest where they win).
   std::vector<tuning::Candidate> candidates;
   std::size_t synthesized = 0;        // the first this many of them are synthesized
   std::size_t proved = 0;             // of those, proved: every band winner among them
   std::vector<std::string> rejected;  // sketches that did not compile or prove, with why
+  // (the others' are in tuning.info.rejected, after these)
   tuning::Tuning tuning;
   double bound_seconds = 0;
   double compile_seconds = 0;  // sketches → programs → compiled
@@ -62,13 +64,25 @@ struct Synthesis {
   double prove_seconds = 0;    // the winners' proofs (every sketch's, with prove_all)
 };
 
-// Throws std::invalid_argument where there is nothing to synthesize (bandwidth_bound's reasons,
-// an unknown profile, no sizes). `others` (the library's candidates, files) contend too.
-Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& request,
-                     std::vector<tuning::Candidate> others = {});
+// The sketches as the contest's source (weft/tuning/contest.h): the bound, the node's plan, and
+// every sketch compiled, each with its proof (its program traced again), its twin, and the
+// bound for its protocol as the floor that prunes it. Throws std::invalid_argument where there
+// is nothing to synthesize (bandwidth_bound's reasons, an unknown profile).
+struct Sketches {
+  Bound bound;
+  NodePlan plan;
+  tuning::Field field;
+  double bound_seconds = 0;
+};
+Sketches sketches(const predict::Topology& topology, const SynthesisRequest& request);
 
-// Only the synthesized candidates, compiled and proved, for another tuning (`weftc tune`); what
-// did not compile is added to `rejected`. Throws as synthesize does (sizes aside).
+// The contest of the sketches, first, with the `others` fields (the library's candidates, the
+// user's files) after them. Throws as sketches does, and for no sizes.
+Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& request,
+                     std::vector<tuning::Field> others = {});
+
+// Only the synthesized candidates, compiled and each proved, for tests and other tunings; what
+// did not compile or prove is added to `rejected`. Throws as sketches does.
 std::vector<tuning::Candidate> synthesized_candidates(const predict::Topology& topology,
                                                       const SynthesisRequest& request,
                                                       std::vector<std::string>& rejected);

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "weft/gpu/options.h"
 #include "weft/ir/ir.h"
 #include "weft/ir/types.h"
 #include "weft/predict/topology.h"
+#include "weft/program/options.h"
 
 namespace weft::predict {
 

@@ -29,12 +29,16 @@ struct TuneRequest {
   std::function<void(std::size_t k, std::size_t n, const std::string& name, std::uint64_t bytes)>
       on_predict;
   // A lower bound on what a candidate can take at a size (synthesis: the bound for its
-  // protocol). The first `prunable` candidates are not predicted at a size where it, or the
+  // protocol). The `prunable` candidates from `prunable_first` on are not predicted at a size
+  // where it, or the
   // simulator's own floor for the candidate (Simulator::floor_us), is no less than the best of
   // them predicted there before: they could not be chosen there, nor be the best of them. Their
   // time there is kNotApplicable, and a note counts them.
   std::function<double(const Candidate&, std::uint64_t bytes)> floor_us;
-  std::size_t prunable = 0;  // at most the candidates' count (tune throws otherwise)
+  std::size_t prunable = 0;  // they lie among the candidates (tune throws otherwise)
+  // Where they begin: a contest keeps each source's candidates together in the order its
+  // command lists the sources, and only one source brings a floor (weft/tuning/contest.h).
+  std::size_t prunable_first = 0;
   // Predicts the prunable candidates from the last to the first (their contenders keep their
   // order). Pruning leaves out more where the candidates likeliest to win are predicted first:
   // synthesis lists its sketches from the fewest hops to the widest, and the widest win at the
@@ -64,8 +68,8 @@ struct Tuning {
 };
 
 // Predicts every candidate and chooses the bands. Empty `contenders` when there was nothing to
-// choose from (no candidate and no NCCL). Throws std::invalid_argument when `prunable` counts more
-// candidates than there are.
+// choose from (no candidate and no NCCL). Throws std::invalid_argument when the prunable
+// candidates run past the last.
 Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& topology,
             const TuneRequest& request);
 

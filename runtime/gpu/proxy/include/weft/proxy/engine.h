@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "weft/gpu/status.h"
+#include "weft/program/status.h"
 
 namespace weft::proxy {
 

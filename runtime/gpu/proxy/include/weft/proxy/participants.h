@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "weft/gpu/bootstrap.h"
-#include "weft/gpu/options.h"
-#include "weft/gpu/status.h"
+#include "weft/communicator/bootstrap.h"
+#include "weft/program/options.h"
+#include "weft/program/status.h"
 
 namespace weft::proxy {
 

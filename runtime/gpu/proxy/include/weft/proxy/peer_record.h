@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "weft/gpu/status.h"
+#include "weft/program/status.h"
 
 namespace weft::proxy {
 

@@ -26,12 +26,12 @@
 #include <thread>
 #include <vector>
 
-#include "weft/gpu/bootstrap.h"
-#include "weft/gpu/device_runtime.h"
-#include "weft/gpu/launch_plan.h"
-#include "weft/gpu/options.h"
-#include "weft/gpu/status.h"
-#include "weft/gpu/transport.h"
+#include "weft/communicator/bootstrap.h"
+#include "weft/communicator/device_runtime.h"
+#include "weft/communicator/transport.h"
+#include "weft/program/launch_plan.h"
+#include "weft/program/options.h"
+#include "weft/program/status.h"
 #include "weft/proxy/engine.h"
 #include "weft/proxy/participants.h"
 #include "weft/proxy/wire.h"
@@ -108,20 +108,20 @@ class Proxy : public std::enable_shared_from_this<Proxy> {
   std::vector<int> peers_;          // the participants it crosses
   std::vector<std::string> peer_transports_;
   gpu::DeviceRuntime::AbortWord abort_{};
-  gpu::MappedMemory hello_;         // each peer's proving put, then its heartbeats, land here
+  gpu::MappedMemory hello_;  // each peer's proving put, then its heartbeats, land here
   int hello_registration_ = -1;
-  std::vector<int> hello_memory_;   // per peer (peers_' order): its hello words
+  std::vector<int> hello_memory_;  // per peer (peers_' order): its hello words
   struct Heard {
     std::uint64_t value = 0;
     std::chrono::steady_clock::time_point at;
     bool departed = false;  // its goodbye came: no heartbeat goes to it any more
   };
   mutable std::mutex heard_mutex_;
-  std::vector<Heard> heard_;        // per participant: its last heartbeat, and when it came
+  std::vector<Heard> heard_;  // per participant: its last heartbeat, and when it came
   // Per participant: how it was lost while nothing was in flight with it (success: it is not).
   std::vector<Status> lost_;
 
-  mutable std::mutex mutex_;  // the engine and the windows
+  mutable std::mutex mutex_;     // the engine and the windows
   std::atomic<int> waiting_{0};  // setup calls waiting for mutex_: the thread lets them in
   std::vector<WindowState*> windows_;
   std::vector<std::pair<gpu::MappedMemory, int>> retired_;

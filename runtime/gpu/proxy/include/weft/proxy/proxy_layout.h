@@ -12,8 +12,8 @@
 #include <span>
 #include <vector>
 
-#include "weft/gpu/connection_layout.h"
 #include "weft/ir/ir.h"
+#include "weft/program/connection_layout.h"
 
 namespace weft::proxy {
 
@@ -31,7 +31,7 @@ struct SendStage {
 // The receiver's end of a connection whose sender is on another host.
 struct ReceiveStage {
   ir::Connection connection;
-  std::size_t fifo = 0;        // depth slots: the kernel reads its messages here
+  std::size_t fifo = 0;  // depth slots: the kernel reads its messages here
   // Where the sender's proxy puts message k (slot k mod depth): the FIFO itself for Simple,
   // whose kernel reads a slot only after its tail; for LL and LL128, whose kernel polls the
   // slot's lines, a copy that this proxy moves into the FIFO a line at a time, data before flag.
@@ -47,7 +47,7 @@ struct ProxyLayout {
   int nranks = 0;
   std::size_t slot_bytes = 0;
   int depth = 0;
-  bool lands_apart = false;  // LL and LL128 (ReceiveStage::landing)
+  bool lands_apart = false;            // LL and LL128 (ReceiveStage::landing)
   std::vector<SendStage> sends;        // by connection
   std::vector<ReceiveStage> receives;  // by connection
   std::vector<int> local_ranks;        // the participant's ranks, ascending

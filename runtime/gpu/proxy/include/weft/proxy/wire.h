@@ -21,8 +21,8 @@
 #include <optional>
 #include <span>
 
-#include "weft/gpu/status.h"
 #include "weft/ir/ir.h"
+#include "weft/program/status.h"
 
 namespace weft::proxy {
 
