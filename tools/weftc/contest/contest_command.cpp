@@ -9,8 +9,10 @@
 
 namespace weft::weftc {
 
-void add_contest_options(CLI::App& cmd, ContestArgs& args, const char* verb) {
+void add_contest_options(CLI::App& cmd, ContestArgs& args, const char* collectives,
+                         const char* verb) {
   add_machine_options(cmd, args.machine);
+  cmd.add_option("--collective,-c", args.collective, collectives)->required();
   add_size_options(cmd, args.sizes);
   cmd.add_option("--xml", args.xml,
                  "Also let this MSCCL XML file contend (repeatable; it must be this collective "

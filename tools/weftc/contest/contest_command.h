@@ -31,8 +31,10 @@ struct ContestArgs {
   std::string output;
 };
 
-// The options every contest takes; `verb` says what the command does for --in-place's help.
-void add_contest_options(CLI::App& cmd, ContestArgs& args, const char* verb);
+// The options every contest takes: `collectives` lists those the command takes (--collective's
+// help), `verb` says what it does (--in-place's help).
+void add_contest_options(CLI::App& cmd, ContestArgs& args, const char* collectives,
+                         const char* verb);
 
 // The user's files (--xml, --candidates) as the contest's field, checked against the machine.
 // False when one could not be used (the reason printed).

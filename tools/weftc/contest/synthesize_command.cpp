@@ -164,10 +164,8 @@ void add_synthesize_command(CLI::App& app, int& exit_code) {
       "synthesize",
       "Find algorithms for a machine: the bound, then proved algorithms per size band against "
       "it, written as a folder for WEFT_ALGO_DIR and WEFT_TUNER_CONFIG");
-  add_contest_options(*cmd, args->contest, "Synthesize");
-  cmd->add_option("--collective,-c", args->contest.collective,
-                  "allgather, reducescatter, allreduce or alltoall")
-      ->required();
+  add_contest_options(*cmd, args->contest, "allgather, reducescatter, allreduce or alltoall",
+                      "Synthesize");
   cmd->add_option("--profile", args->contest.profile,
                   "Limits profile every file fits: weft (default) or msccl (also loads in MSCCL's "
                   "executor, frozen on NCCL 2.23)")

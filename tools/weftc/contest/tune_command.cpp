@@ -106,11 +106,9 @@ void add_tune_command(CLI::App& app, int& exit_code) {
       "tune",
       "Pick the fastest algorithm for every size on a topology and write a folder for "
       "WEFT_ALGO_DIR and WEFT_TUNER_CONFIG");
-  add_contest_options(*cmd, args->contest, "Tune");
+  add_contest_options(*cmd, args->contest,
+                      "allreduce, allgather, reducescatter, alltoall, broadcast or reduce", "Tune");
   add_ranks_option(*cmd, args->contest.machine);
-  cmd->add_option("--collective,-c", args->contest.collective,
-                  "allreduce, allgather, reducescatter, alltoall, broadcast or reduce")
-      ->required();
   add_load_option(*cmd, args->load);
   cmd->add_option("--protocols", args->library.protocols,
                   "Protocols to try (default Simple LL LL128)")
