@@ -123,7 +123,7 @@ for entry in "${machines[@]}"; do
     lib="-"
     if [ ${#library[@]} -gt 0 ]; then
       # report.md: the best "others" time at the last size, as % of the bound.
-      lib=$(awk -F'|' -v b="$bound1g" '/^\| [0-9]+[KMG] \|/ { o = $9 } END {
+      lib=$(awk -F'|' -v b="$bound1g" '/^\| [0-9]+[KMG] \|/ { o = $10 } END {
               gsub(/ /, "", o); if (o == "-" || o == "") print "-"; else printf "%.0f%%", 100 * b / o }' \
             "$work/dir/report.md")
     fi

@@ -55,6 +55,7 @@ struct Row {
   std::uint64_t bytes = 0;
   double bound_us = 0;
   std::string chosen;
+  std::string chosen_threadblocks;  // per rank (tuning::threadblocks_text)
   double chosen_us = 0;
   double synthesized_us = std::numeric_limits<double>::infinity();
   double nccl_us = std::numeric_limits<double>::infinity();
@@ -72,6 +73,7 @@ std::vector<Row> rows(const Synthesis& s) {
       if (i < band.first || i > band.last) continue;
       const tuning::Contender& c = t.contenders[static_cast<std::size_t>(band.contender)];
       row.chosen = c.name;
+      row.chosen_threadblocks = tuning::threadblocks_text(c);
       row.chosen_us = c.time_us[i];
     }
     for (std::size_t k = 0; k < t.contenders.size(); ++k) {
@@ -342,13 +344,15 @@ std::string bound_report(const Synthesis& s) {
     out += "\n";
   }
   out +=
-      "| size | bound (us) | chosen | time (us) | % of bound | synthesized (us) | NCCL's model "
-      "(us) | others (us) |\n|---|---|---|---|---|---|---|---|\n";
+      "| size | bound (us) | chosen | threadblocks per rank | time (us) | % of bound | "
+      "synthesized (us) | NCCL's model (us) | others (us) |\n"
+      "|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows(s)) {
-    out += fmt::format("| {} | {:.1f} | {} | {} | {:.0f} % | {} | {} | {} |\n", size_label(r.bytes),
-                       r.bound_us, r.chosen, time_or_dash(r.chosen_us),
-                       100 * r.bound_us / r.chosen_us, time_or_dash(r.synthesized_us),
-                       time_or_dash(r.nccl_us), time_or_dash(r.others_us));
+    out += fmt::format("| {} | {:.1f} | {} | {} | {} | {:.0f} % | {} | {} | {} |\n",
+                       size_label(r.bytes), r.bound_us, r.chosen, r.chosen_threadblocks,
+                       time_or_dash(r.chosen_us), 100 * r.bound_us / r.chosen_us,
+                       time_or_dash(r.synthesized_us), time_or_dash(r.nccl_us),
+                       time_or_dash(r.others_us));
   }
   out += fmt::format(
       "\nSynthesis: bound and rings {:.2f} s, {} sketches compiled in {:.2f} s ({} left out), "
@@ -359,12 +363,12 @@ std::string bound_report(const Synthesis& s) {
 }
 
 std::string bound_table(const Synthesis& s) {
-  std::string out = fmt::format("{:>8} {:>12} {:>12} {:>7} {:>12}  {}\n", "size", "bound(us)",
-                                "time(us)", "%bound", "NCCL(us)", "chosen");
+  std::string out = fmt::format("{:>8} {:>12} {:>12} {:>7} {:>12} {:>8}  {}\n", "size", "bound(us)",
+                                "time(us)", "%bound", "NCCL(us)", "tbs/rank", "chosen");
   for (const Row& r : rows(s)) {
-    out += fmt::format("{:>8} {:>12.1f} {:>12} {:>6.0f}% {:>12}  {}\n", size_label(r.bytes),
+    out += fmt::format("{:>8} {:>12.1f} {:>12} {:>6.0f}% {:>12} {:>8}  {}\n", size_label(r.bytes),
                        r.bound_us, time_or_dash(r.chosen_us), 100 * r.bound_us / r.chosen_us,
-                       time_or_dash(r.nccl_us), r.chosen);
+                       time_or_dash(r.nccl_us), r.chosen_threadblocks, r.chosen);
   }
   return out;
 }

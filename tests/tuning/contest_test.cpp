@@ -2,6 +2,7 @@
 // is proved and what loses is not; a winner that does not prove gives way to the next; only the
 // field that brings a floor is pruned, where it lies in the list; and it refuses what would make
 // pruning read past its candidates.
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "weft/ir/validate.h"
 #include "weft/predict/topology.h"
+#include "weft/tuning/bands.h"
 #include "weft/tuning/contest.h"
 
 using namespace weft;
@@ -82,6 +84,31 @@ TEST_CASE("contest: a winner that does not prove gives way; only what is written
       contest.tuning.contenders[static_cast<std::size_t>(contest.tuning.bands[0].contender)].name ==
       "second");
   CHECK(contest.tuning.info.rejected == contest.all_rejected());
+}
+
+TEST_CASE("contest: each report states the winner's threadblocks per rank", "[tuning][contest]") {
+  int proofs = 0;
+  Field files;
+  files.entries.push_back(entry("mine", true, proofs));
+  ContestRequest r = request();
+  r.with_nccl = true;
+  const Contest contest = run_contest({files}, two_gpus(), r);
+  std::size_t most = 0;
+  for (const ir::Gpu& gpu : pair_allreduce().gpus) most = std::max(most, gpu.threadblocks.size());
+  REQUIRE(most > 0);
+  CHECK(contest.tuning.contenders[0].threadblocks == static_cast<int>(most));
+  CHECK(threadblocks_text(contest.tuning.contenders[0]) == std::to_string(most));
+  CHECK(threadblocks_text(contest.tuning.contenders.back()) == "-");  // NCCL's: its own choice
+  const Tuning& t = contest.tuning;
+  const std::string report = report_markdown(t.sizes, t.contenders, t.bands, t.info);
+  CHECK(report.find("| winner | threadblocks per rank |") != std::string::npos);
+  const std::string table = bands_table(t);
+  CHECK(table.find("tbs/rank") != std::string::npos);
+  for (const Band& band : t.bands) {
+    const Contender& winner = t.contenders[static_cast<std::size_t>(band.contender)];
+    CHECK(report.find("| " + winner.name + " | " + threadblocks_text(winner) + " |") !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("contest: prove_all proves every candidate before predicting", "[tuning][contest]") {

@@ -126,4 +126,8 @@ std::string tuner_csv(const std::vector<Band>& bands, const std::vector<Contende
   return write_tuner_config(lines);
 }
 
+std::string threadblocks_text(const Contender& contender) {
+  return contender.nccl ? std::string("-") : std::to_string(contender.threadblocks);
+}
+
 }  // namespace weft::tuning

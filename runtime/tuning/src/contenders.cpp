@@ -17,6 +17,9 @@ Contender predict_candidate(const Candidate& candidate, const predict::Topology&
   Contender c;
   c.name = candidate.name;
   c.protocol = candidate.algorithm.protocol;
+  for (const ir::Gpu& gpu : candidate.algorithm.gpus) {
+    c.threadblocks = std::max(c.threadblocks, static_cast<int>(gpu.threadblocks.size()));
+  }
   c.time_us.assign(sizes.size(), kNotApplicable);
   // Built only where a size is predicted: its plan is most of a large algorithm's memory.
   std::optional<predict::Simulator> simulator;

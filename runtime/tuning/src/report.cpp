@@ -51,7 +51,9 @@ std::string report_markdown(const std::vector<std::uint64_t>& sizes,
   out += fmt::format("Topology: {}\n\n", info.topology);
   out += "Predicted by Weft's simulator (weftc simulate), not measured. ";
   out += "![predicted bus bandwidth](report.svg)\n\n## Bands\n\n";
-  out += "| sizes | winner | file | best other algorithm | margin |\n|---|---|---|---|---|\n";
+  out +=
+      "| sizes | winner | threadblocks per rank | file | best other algorithm | margin |\n"
+      "|---|---|---|---|---|---|\n";
   for (const Band& band : bands) {
     const std::string range =
         fmt::format("{} – {}", band.min_bytes == 0 ? std::string("0") : size_text(band.min_bytes),
@@ -61,14 +63,16 @@ std::string report_markdown(const std::vector<std::uint64_t>& sizes,
                                   ? info.files[static_cast<std::size_t>(band.contender)]
                                   : std::string();
     out += fmt::format(
-        "| {} | {} | {} | {} | {} |\n", range, winner.name,
+        "| {} | {} | {} | {} | {} | {} |\n", range, winner.name, threadblocks_text(winner),
         winner.nccl ? std::string("tuner.csv") : (file.empty() ? std::string("-") : file),
         band.runner_up >= 0 ? contenders[static_cast<std::size_t>(band.runner_up)].name
                             : std::string("-"),
         std::isfinite(band.margin) ? fmt::format("{:.2f}×", band.margin) : std::string("-"));
   }
   out +=
-      "\nbest other algorithm: the fastest of another algorithm (not the winner with another "
+      "\nthreadblocks per rank: the most any rank runs, each on an SM of its own, taken from the "
+      "job's kernels while the call runs (NCCL's own algorithms: its channels, its choice); best "
+      "other algorithm: the fastest of another algorithm (not the winner with another "
       "channel count, protocol or split); margin: the smallest, over the band's sizes, of its "
       "time over the winner's.\n\n## Predicted bus bandwidth (GB/s)\n\nThe picture draws "
       "the winners and the best of each other algorithm; this table has every candidate.\n\n"

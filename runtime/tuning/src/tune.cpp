@@ -208,13 +208,14 @@ std::optional<std::string> write_folder(const std::string& output, Tuning& tunin
 }
 
 std::string bands_table(const Tuning& tuning) {
-  std::string out = fmt::format("{:>12} {:>12}  {:<40} {}\n", "min_bytes", "max_bytes", "winner",
-                                "vs the best other algorithm");
+  std::string out = fmt::format("{:>12} {:>12}  {:<40} {:>8}  {}\n", "min_bytes", "max_bytes",
+                                "winner", "tbs/rank", "vs the best other algorithm");
   for (const Band& band : tuning.bands) {
+    const Contender& winner = tuning.contenders[static_cast<std::size_t>(band.contender)];
     out += fmt::format(
-        "{:>12} {:>12}  {:<40} {}\n", band.min_bytes,
-        band.max_bytes == 0 ? std::string("-") : std::to_string(band.max_bytes),
-        tuning.contenders[static_cast<std::size_t>(band.contender)].name,
+        "{:>12} {:>12}  {:<40} {:>8}  {}\n", band.min_bytes,
+        band.max_bytes == 0 ? std::string("-") : std::to_string(band.max_bytes), winner.name,
+        threadblocks_text(winner),
         std::isfinite(band.margin)
             ? fmt::format("{:.2f}× faster than {}", band.margin,
                           tuning.contenders[static_cast<std::size_t>(band.runner_up)].name)

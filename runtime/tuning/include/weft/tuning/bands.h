@@ -20,9 +20,15 @@ struct Contender {
   bool nccl = false;  // NCCL's own algorithm (a tuner rule), else a Weft algorithm (an XML)
   std::string nccl_algorithm;  // "ring", "tree" (NCCL's tuner names)
   ir::Protocol protocol = ir::Protocol::Simple;
-  int channels = -1;            // NCCL: the channel count its model used; -1: NCCL's choice
+  int channels = -1;  // NCCL: the channel count its model used; -1: NCCL's choice
+  // A Weft algorithm's threadblocks on its busiest rank: the SMs it takes from the job's own
+  // kernels while it runs (0 for NCCL's, whose channels NCCL chooses).
+  int threadblocks = 0;
   std::vector<double> time_us;  // per size; kNotApplicable where it does not apply
 };
+
+// The threadblocks per rank a report shows for a contender: "-" for NCCL's own algorithms.
+std::string threadblocks_text(const Contender& contender);
 
 struct Band {
   int contender = -1;
