@@ -29,6 +29,15 @@ constexpr GpuFigures kA100Sxm{"A100 SXM", 80, 12, memory_copy_gbs(2039)};
 constexpr GpuFigures kA100Pcie{"A100 PCIe", 80, 0, memory_copy_gbs(1935)};
 // V100 SXM2 32 GB: HBM2 900 GB/s, 6 NVLink 2 links (NVIDIA V100 datasheet).
 constexpr GpuFigures kV100Sxm{"V100 SXM2", 70, 6, memory_copy_gbs(900)};
+// The other SXM GPUs of 8-GPU NVSwitch baseboards, which the XML reader recognises by their PCI
+// device id (pci_devices.cpp); no preset uses them.
+// H200 SXM 141 GB: HBM3e 4.8 TB/s, 18 NVLink 4 links as the H100's (NVIDIA H200 datasheet).
+constexpr GpuFigures kH200Sxm{"H200 SXM", 90, 18, memory_copy_gbs(4800)};
+// H800 SXM5 80 GB: the H100's HBM3 3.35 TB/s, NVLink cut to 400 GB/s both ways together, that
+// is 8 NVLink 4 links (NVIDIA H800 product brief).
+constexpr GpuFigures kH800Sxm{"H800 SXM", 90, 8, memory_copy_gbs(3350)};
+// A100 SXM4 40 GB: HBM2 1,555 GB/s, 12 NVLink 3 links (NVIDIA A100 datasheet).
+constexpr GpuFigures kA100Sxm40{"A100 SXM 40GB", 80, 12, memory_copy_gbs(1555)};
 
 // NVLink 2 (V100), 3 (A100) and 4 (H100) all run 25 GB/s per link and direction: 6 x 25 = 150,
 // 12 x 25 = 300 and 18 x 25 = 450 GB/s per GPU and direction, half of the "300/600/900 GB/s"
@@ -184,6 +193,15 @@ const GpuFigures& a100_pcie() {
 }
 const GpuFigures& v100_sxm() {
   return kV100Sxm;
+}
+const GpuFigures& h200_sxm() {
+  return kH200Sxm;
+}
+const GpuFigures& h800_sxm() {
+  return kH800Sxm;
+}
+const GpuFigures& a100_sxm_40gb() {
+  return kA100Sxm40;
 }
 
 double nvlink_bandwidth_gbs(int /*sm*/) {

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <pugixml.hpp>
 
+#include "pci_devices.h"
 #include "weft/ir/text_file.h"
 #include "weft/ir/xml_text.h"
 #include "weft/predict/presets.h"
@@ -48,6 +49,11 @@ std::optional<double> parse_link_speed(std::string_view text) {
   return gts;
 }
 
+// NVLink 2 (V100), 3 (A100), 4 (H100, H200, H800).
+int nvlink_generation(int sm) {
+  return sm >= 90 ? 4 : sm >= 80 ? 3 : 2;
+}
+
 int pcie_generation(double gts) {
   return gts >= 64 ? 6 : gts >= 32 ? 5 : gts >= 16 ? 4 : gts >= 8 ? 3 : gts >= 5 ? 2 : 1;
 }
@@ -65,7 +71,8 @@ struct FileGpu {
   std::string busid;
   int dev = -1;
   int sm = 0;
-  int cpu = -1;  // vertex of the CPU above it
+  int cpu = -1;         // vertex of the CPU above it
+  int pci_device = -1;  // NVIDIA's PCI device id; -1: not stated
   bool has_gpu_element = false;
   int line = 0;
 };
@@ -73,6 +80,7 @@ struct FileGpu {
 struct FileNic {
   int vertex = -1;
   double speed_gbs = 0;  // 0: not stated
+  int pci_device = -1;   // Mellanox's PCI device id; -1: not stated or another vendor's
 };
 
 struct NvlinkRef {
@@ -106,6 +114,7 @@ class Reader {
                                       system.name()));
       return std::nullopt;
     }
+    if (!any_pci_class(system)) return std::nullopt;
     m_.name = source_;
     for (pugi::xml_node child : system.children()) {
       if (child.type() != pugi::node_element) continue;
@@ -136,6 +145,46 @@ class Reader {
   }
   void assume(std::string sentence) { m_.assumptions.push_back(std::move(sentence)); }
 
+  // Some files only place PCI bus ids under NUMA nodes (`<cpu numaid="0"><pci busid=.../>`), as
+  // a hint of locality to NCCL, which detects the rest on the machine. Without a single class
+  // code nothing says which device is a GPU or a NIC, so such a file is refused as a whole, with
+  // the way to the file Weft needs, rather than at its first <pci> as a broken one would be.
+  bool any_pci_class(pugi::xml_node system) {
+    struct Walker : pugi::xml_tree_walker {
+      pugi::xml_node first_pci;
+      bool classed = false;
+      bool for_each(pugi::xml_node& node) override {
+        if (node.type() != pugi::node_element || std::string_view(node.name()) != "pci")
+          return true;
+        if (!first_pci) first_pci = node;
+        classed = node.attribute("class").value()[0] != '\0';
+        return !classed;  // the walk stops at the first class code
+      }
+    } walker;
+    system.traverse(walker);  // iterative: deep nesting is refused later, not here
+    if (!walker.first_pci || walker.classed) return true;
+    error(line(walker.first_pci),
+          "no <pci> of the file has a class code: it only places PCI bus ids under NUMA "
+          "nodes, which says neither which devices are GPUs or NICs nor how they are linked. "
+          "Dump the live machine's topology instead: run any NCCL program on it (nccl-tests' "
+          "all_reduce_perf, say) with NCCL_TOPO_DUMP_FILE=/path/topo.xml, and give that file "
+          "to -t");
+    return false;
+  }
+
+  // A hexadecimal PCI id attribute (vendor, device): -1 when absent, an error when malformed.
+  int pci_id(const pugi::xml_node& node, const char* name) {
+    const pugi::xml_attribute attribute = node.attribute(name);
+    int id = -1;
+    if (attribute.empty()) return -1;
+    if (!parse_int(attribute.value(), id, 16) || id < 0 || id > 0xffff) {
+      error(line(node),
+            fmt::format("<pci {}=\"{}\"> is not a PCI id (0x10de)", name, attribute.value()));
+      return -1;
+    }
+    return id;
+  }
+
   void read_cpu(const pugi::xml_node& node) {
     const std::string numa = node.attribute("numaid").value();
     const int cpu = m_.add_vertex(
@@ -163,7 +212,7 @@ class Reader {
       if (name == "pci") {
         read_pci(child, cpu, cpu);
       } else if (name == "nic") {
-        read_nic(child, cpu, cpu, nullptr);
+        read_nic(child, cpu, nullptr, -1);
       } else {
         ignored(child);
       }
@@ -225,34 +274,21 @@ class Reader {
         if (name == "pci") {
           read_pci(child, sw, cpu, depth + 1);
         } else if (name == "nic") {
-          read_nic(child, sw, cpu, nullptr);
+          read_nic(child, sw, nullptr, -1);
         } else {
           ignored(child);
         }
       }
     } else if (base_class == 0x03) {
-      FileGpu gpu;
-      gpu.busid = busid;
-      gpu.cpu = cpu;
-      gpu.line = line(node);
-      gpu.vertex = m_.add_vertex(VertexKind::Gpu, fmt::format("gpu {}", busid));
-      pci_link(node, gpu.vertex, parent);
-      const std::size_t index = gpus_.size();
-      gpus_.push_back(gpu);
-      for (pugi::xml_node child : node.children()) {
-        if (child.type() != pugi::node_element) continue;
-        if (std::string_view(child.name()) == "gpu") {
-          read_gpu(child, index);
-        } else {
-          ignored(child);
-        }
-      }
+      read_pci_gpu(node, parent, cpu);
     } else if (base_class == 0x02) {
+      const int nic_device =
+          pci_id(node, "vendor") == kMellanoxVendor ? pci_id(node, "device") : -1;
       bool any = false;
       for (pugi::xml_node child : node.children()) {
         if (child.type() != pugi::node_element) continue;
         if (std::string_view(child.name()) == "nic") {
-          read_nic(child, parent, cpu, &node);
+          read_nic(child, parent, &node, nic_device);
           any = true;
         } else {
           ignored(child);
@@ -262,7 +298,7 @@ class Reader {
         // A partial file's NIC: a PCI device of a network class and nothing more.
         const int nic = m_.add_vertex(VertexKind::Nic, fmt::format("nic {}", busid));
         pci_link(node, nic, parent);
-        nics_.push_back({nic, 0});
+        nics_.push_back({nic, 0, nic_device});
       }
     } else if (class_code == 0x068000) {
       // An NVSwitch as a PCI device: its NVLinks are read from the GPUs' <nvlink> elements.
@@ -275,6 +311,37 @@ class Reader {
                     fmt::format("<pci busid=\"{}\"> of class {} is neither a GPU, a NIC nor a "
                                 "switch; ignored",
                                 busid, cls));
+    }
+  }
+
+  // A display-class device: a GPU, unless its vendor is stated and not NVIDIA's (a server's
+  // management controller shows as a VGA device too).
+  void read_pci_gpu(const pugi::xml_node& node, int parent, int cpu) {
+    const std::string busid = node.attribute("busid").value();
+    const int vendor = pci_id(node, "vendor");
+    if (vendor >= 0 && vendor != kNvidiaVendor) {
+      diag_.warning(source_, line(node), "",
+                    fmt::format("<pci busid=\"{}\"> is a display device of vendor 0x{:04x}, not "
+                                "an NVIDIA GPU; ignored",
+                                busid, vendor));
+      return;
+    }
+    FileGpu gpu;
+    gpu.busid = busid;
+    gpu.cpu = cpu;
+    gpu.line = line(node);
+    gpu.pci_device = pci_id(node, "device");
+    gpu.vertex = m_.add_vertex(VertexKind::Gpu, fmt::format("gpu {}", busid));
+    pci_link(node, gpu.vertex, parent);
+    const std::size_t index = gpus_.size();
+    gpus_.push_back(gpu);
+    for (pugi::xml_node child : node.children()) {
+      if (child.type() != pugi::node_element) continue;
+      if (std::string_view(child.name()) == "gpu") {
+        read_gpu(child, index);
+      } else {
+        ignored(child);
+      }
     }
   }
 
@@ -326,7 +393,8 @@ class Reader {
     }
   }
 
-  void read_nic(const pugi::xml_node& nic, int parent, int /*cpu*/, const pugi::xml_node* pci) {
+  // `device`: the Mellanox PCI device id of the <pci> around the <nic>, -1 when none.
+  void read_nic(const pugi::xml_node& nic, int parent, const pugi::xml_node* pci, int device) {
     bool any = false;
     for (pugi::xml_node net : nic.children()) {
       if (net.type() != pugi::node_element) continue;
@@ -339,7 +407,7 @@ class Reader {
       const int v =
           m_.add_vertex(VertexKind::Nic,
                         fmt::format("nic {}", name.empty() ? std::to_string(nics_.size()) : name));
-      FileNic file_nic{v, 0};
+      FileNic file_nic{v, 0, device};
       const pugi::xml_attribute speed = net.attribute("speed");
       int mbps = 0;
       if (!speed.empty() && (!parse_int(speed.value(), mbps) || mbps < 0)) {
@@ -469,9 +537,11 @@ class Reader {
     }
   }
 
-  // A partial file (PCI devices only): the machine whose PCI layout it has, or an A100 PCIe
-  // without NVLink when it has none Weft knows.
+  // A partial file (PCI devices only): an SXM baseboard its GPUs' PCI device ids name, else the
+  // machine whose PCI layout it has, else an A100 PCIe without NVLink. The ids come first: they
+  // name the GPU, where a layout only resembles a machine's.
   GpuSettlement gpu_from_layout(const Layout& l) {
+    if (std::optional<GpuSettlement> board = gpu_from_baseboard(0)) return *board;
     GpuSettlement gpu;
     std::string matched;
     const std::string unknown =
@@ -507,22 +577,69 @@ class Reader {
     }
     if (gpu.figures != nullptr) {
       assume(matched);
-    } else {
-      gpu.figures = &a100_pcie();
-      assume(
-          fmt::format("{}, and its layout matches no machine Weft knows: no NVLink is "
-                      "assumed (GPUs talk over PCIe), and the GPU is taken as an A100 PCIe "
-                      "(sm 80) for memory bandwidth and NCCL's per-generation figures",
-                      unknown));
+      return gpu;
     }
+    gpu.figures = &a100_pcie();
+    assume(
+        fmt::format("{}, and its layout matches no machine Weft knows: no NVLink is "
+                    "assumed (GPUs talk over PCIe), and the GPU is taken as an A100 PCIe "
+                    "(sm 80) for memory bandwidth and NCCL's per-generation figures",
+                    unknown));
+    return gpu;
+  }
+
+  // Eight GPUs of an SXM model and no <nvlink> at all: a cloud vendor's file of an 8-GPU SXM
+  // baseboard (HGX), whose GPUs are always joined through NVSwitch; NCCL finds those links on
+  // the live machine, the file leaves them out. The model comes from the GPUs' PCI device id or,
+  // without one Weft knows, from <gpu sm> 90 or 80 (`sm`, 0 when the file has no <gpu sm>).
+  // Nothing when the file is not such a board: a PCIe card's id, mixed ids, another count.
+  std::optional<GpuSettlement> gpu_from_baseboard(int sm) {
+    if (gpus_.size() != 8 || !nvlinks_.empty()) return std::nullopt;
+    std::set<int> devices;
+    for (const FileGpu& g : gpus_) devices.insert(g.pci_device);
+    if (devices.size() != 1) return std::nullopt;
+    const int device = *devices.begin();
+    const NvidiaGpuDevice* known = device >= 0 ? nvidia_gpu_device(device) : nullptr;
+    GpuSettlement gpu;
+    std::string gpus;
+    if (known != nullptr) {
+      // A PCIe card has no NVSwitch; an id that contradicts <gpu sm> is left to the rules
+      // without it.
+      if (known->sxm_figures == nullptr || (sm > 0 && known->sxm_figures->sm != sm)) {
+        return std::nullopt;
+      }
+      gpu.figures = known->sxm_figures;
+      gpus = fmt::format("8 {} GPUs (PCI device 0x{:04x})", known->name, device);
+    } else if (sm == 90 || sm == 80) {
+      gpu.figures = sm == 90 ? &h100_sxm() : &a100_sxm();
+      gpus = fmt::format(
+          "8 GPUs of sm {}{} are taken as {} and", sm,
+          device >= 0 ? fmt::format(" (PCI device 0x{:04x}, not one Weft knows)", device) : "",
+          gpu.figures->model);
+    } else {
+      return std::nullopt;
+    }
+    gpu.nvswitch_links = gpu.figures->nvlinks;
+    const std::string_view preset = gpu.figures == &h100_sxm()   ? ", as in h100-nvswitch"
+                                    : gpu.figures == &a100_sxm() ? ", as in a100-nvswitch"
+                                                                 : "";
+    assume(fmt::format(
+        "no <nvlink> in the file: {} assumed joined by NVLink {} through NVSwitch ({} links "
+        "per GPU, {} GB/s per direction{}), as every 8-GPU SXM baseboard is; to change it, "
+        "give --parameters a file with link.nvlink.bandwidth_gbs = GBPS, or give -t the live "
+        "machine's own topology (run any NCCL program there with "
+        "NCCL_TOPO_DUMP_FILE=/path/topo.xml)",
+        gpus, nvlink_generation(gpu.figures->sm), gpu.nvswitch_links,
+        gpu.nvswitch_links * nvlink_bandwidth_gbs(gpu.figures->sm), preset));
     return gpu;
   }
 
   // A full dump: the GPU model from <gpu sm> (one generation, checked before), the A100's form
   // from whether any NVLink joins the GPU to something other than itself.
   GpuSettlement gpu_from_file(const std::set<int>& sms) {
-    GpuSettlement gpu;
     const int sm = sms.empty() ? 0 : *sms.begin();
+    if (std::optional<GpuSettlement> board = gpu_from_baseboard(sm)) return *board;
+    GpuSettlement gpu;
     const bool nvlink_present =
         std::any_of(nvlinks_.begin(), nvlinks_.end(), [&](const NvlinkRef& r) {
           return !(r.kind == NvlinkRef::Gpu &&
@@ -653,6 +770,7 @@ class Reader {
   // (`nic_gbs_assumed`, 0 when none matched), else 100 Gb/s.
   void settle_nics(double nic_gbs_assumed) {
     if (nics_.empty()) return;
+    nic_speeds_from_devices();
     double known = 0;
     int unknown = 0;
     std::set<double> speeds;
@@ -686,6 +804,25 @@ class Reader {
           "{} NIC{} right under a CPU, no PCIe link stated: linked to it as fast "
           "as the NIC itself ({} Gb/s)",
           nic_links_without_pci_.size(), nic_links_without_pci_.size() == 1 ? "" : "s", speed * 8));
+    }
+  }
+
+  // NICs the file gives no speed but a Mellanox PCI device id: the line rate of that NIC.
+  void nic_speeds_from_devices() {
+    std::map<int, int> taken;  // device id -> NICs
+    for (FileNic& n : nics_) {
+      if (n.speed_gbs > 0 || n.pci_device < 0) continue;
+      const NicDevice* known = mellanox_nic_device(n.pci_device);
+      if (known == nullptr) continue;
+      n.speed_gbs = known->speed_gbs;
+      ++taken[n.pci_device];
+    }
+    for (const auto& [device, count] : taken) {
+      const NicDevice& known = *mellanox_nic_device(device);
+      assume(
+          fmt::format("{} NIC{} without a speed: taken as {} Gb/s, the line rate of a {} "
+                      "(Mellanox PCI device 0x{:04x})",
+                      count, count == 1 ? "" : "s", known.speed_gbs * 8, known.name, device));
     }
   }
 

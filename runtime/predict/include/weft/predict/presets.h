@@ -32,6 +32,10 @@ const GpuFigures& h100_sxm();
 const GpuFigures& a100_sxm();
 const GpuFigures& a100_pcie();
 const GpuFigures& v100_sxm();
+// SXM GPUs no preset has, for topology files that name them by PCI device id.
+const GpuFigures& h200_sxm();
+const GpuFigures& h800_sxm();
+const GpuFigures& a100_sxm_40gb();
 
 // NVLink bandwidth per link and direction for a GPU generation (NVLink 2, 3 and 4 are all
 // 25 GB/s per link and direction).
