@@ -18,6 +18,15 @@ cmake --build "$build" -j "${WEFT_JOBS:-$(nproc 2>/dev/null || echo 2)}" --targe
 # LL flag wrap: small shapes, so that it stays minutes.
 subset=${1:-"launches:*,review:*,failures: a deadlocking*,failures: a dependency*,library: allreduce_ring,library: reducescatter_allpairs,library: broadcast_binomial_tree"}
 export TSAN_OPTIONS="halt_on_error=1 abort_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
+# The overlap step runs two warps' threads per CTA in host mode, and ThreadSanitizer maps memory
+# for every thread: past the kernel's default of 65,530 mappings it fails with "can not mmap" or
+# "failed to allocate ... (error code: 12)", which is no race and would hide one. Say so first.
+maps=$(cat /proc/sys/vm/max_map_count 2>/dev/null || echo 0)
+if [ "$maps" -lt 262144 ]; then
+  echo "tsan: vm.max_map_count is $maps; the overlap step's threads need 262144 under" \
+       "ThreadSanitizer: sysctl -w vm.max_map_count=262144 (as root), then run again" >&2
+  exit 2
+fi
 # Once per step variant (WEFT_STEP, weft/program/options.h): each has its own barriers to prove; the
 # overlap step (named barriers, a poster warp) once more with Simple's messages in 4 slices.
 for variant in lean full overlap overlap:4; do
