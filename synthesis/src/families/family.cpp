@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "weft/synthesis/machine_facts.h"
+#include "weft/synthesis/paths.h"
 
 namespace weft::synthesis::families {
 
@@ -49,6 +50,26 @@ TreeShape split_pipelined_shape(const Request& request) {
   piped.direct_channels = split_channels(request.topology, direct);
   piped.split_by_node = true;
   return piped;
+}
+
+bool offers_node_allreduce_lanes(const Request& request) {
+  return request.collective == ir::Collective::AllReduce && request.topology.nodes() == 1 &&
+         !request.plan.paths.empty();
+}
+
+void offer_both_way_lanes(const Request& request,
+                          const std::vector<std::vector<BroadcastPath>>& packed,
+                          FamilyVariants& out) {
+  const predict::Topology& topology = request.topology;
+  const TreeShape bandwidth = path_lanes_shape(request);
+  NodePlan lanes;
+  lanes.paths = equal_lanes(topology, node0_ranks(topology), packed, bandwidth.pieces,
+                            /*both_ways=*/true);
+  lanes.equal_lanes = true;
+  lanes.both_ways = true;
+  if (!lanes.paths.empty()) {
+    offer(out, tree_sketch(topology, request.collective, lanes, bandwidth));
+  }
 }
 
 }  // namespace weft::synthesis::families

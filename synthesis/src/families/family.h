@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "weft/ir/ir.h"
 #include "weft/predict/topology.h"
@@ -37,6 +38,15 @@ void offer(FamilyVariants& out, Sketch sketch, ir::Protocol protocol = ir::Proto
 void offer_with_twins(FamilyVariants& out, Sketch sketch, bool with_ll = false);
 // A sketch on Simple, with its LL and LL128 twins where `twinned`.
 void offer_maybe_twinned(FamilyVariants& out, Sketch sketch, bool twinned);
+
+// Allreduce on one node whose paths were packed: the two families of lanes both ways offer
+// sketches there.
+bool offers_node_allreduce_lanes(const Request& request);
+// Lanes of equal shares both ways along `packed` (paths or spanning trees, packed both ways), in
+// path_lanes_shape's pieces: one sketch where any lane is placed.
+void offer_both_way_lanes(const Request& request,
+                          const std::vector<std::vector<BroadcastPath>>& packed,
+                          FamilyVariants& out);
 
 // The shapes several families start from.
 // Lanes along the node's rings, each as wide as ring_lane_gbs, in the pieces that share them

@@ -11,27 +11,14 @@ namespace weft::synthesis::families {
 
 namespace {
 
-bool offers(const Request& request) {
-  return request.collective == ir::Collective::AllReduce && request.topology.nodes() == 1 &&
-         !request.plan.paths.empty();
-}
-
 void sketches(const Request& request, FamilyVariants& out) {
   const predict::Topology& topology = request.topology;
   const std::vector<int> node0 = node0_ranks(topology);
-  const TreeShape bandwidth = path_lanes_shape(request);
-  NodePlan both;
-  both.paths = equal_lanes(topology, node0, pack_paths(topology, node0, 8, /*both_ways=*/true),
-                           bandwidth.pieces, /*both_ways=*/true);
-  both.equal_lanes = true;
-  both.both_ways = true;
-  if (!both.paths.empty()) {
-    offer(out, tree_sketch(topology, request.collective, both, bandwidth));
-  }
+  offer_both_way_lanes(request, pack_paths(topology, node0, 8, /*both_ways=*/true), out);
 }
 
 }  // namespace
 
-const Family kLanesBothWays{"lanes-both-ways", offers, sketches};
+const Family kLanesBothWays{"lanes-both-ways", offers_node_allreduce_lanes, sketches};
 
 }  // namespace weft::synthesis::families
