@@ -138,7 +138,7 @@ std::optional<std::string> proof_failure(const std::string& name, const dsl::Pro
 std::optional<std::string> prove(const tuning::Candidate& candidate, const Variant& source,
                                  const SynthesisRequest& request,
                                  const predict::Topology& topology);
-std::vector<int> twins_of(const std::vector<Variant>& sources);
+std::vector<int> twins_of(const std::vector<std::shared_ptr<const Variant>>& sources);
 
 // Every variant compiled into an entry of the contest, each with its proof: its program traced
 // again from the variant it came from (kept beside it), so that only what is written is proved.
@@ -147,7 +147,10 @@ tuning::Field compile_variants(const predict::Topology& topology, const Synthesi
   const int most_channels = profile_or_throw(request.profile).max_channels;
   tuning::Field out;
   out.source = "synthesis";
-  std::vector<Variant> sources;
+  // One copy of the request for every sketch's proof, and one of each variant, shared by its
+  // proof and the twins' pairing: a sketch for a thousand GPUs holds every piece's route.
+  const auto shared_request = std::make_shared<const SynthesisRequest>(request);
+  std::vector<std::shared_ptr<const Variant>> sources;
   for (Variant& v : variants(topology, request.collective, plan, most_channels)) {
     const std::string name = fmt::format("{} {}", v.sketch.name, ir::to_string(v.protocol));
     try {
@@ -164,12 +167,13 @@ tuning::Field compile_variants(const predict::Topology& topology, const Synthesi
       }
       tuning::Entry entry;
       entry.candidate = {name, std::move(*result.algorithm)};
-      entry.prove = [source = std::make_shared<const Variant>(v), request,
-                     &topology](const tuning::Candidate& c) {
-        return prove(c, *source, request, topology);
+      auto source = std::make_shared<const Variant>(std::move(v));
+      // The topology outlives the field: the contest runs on it.
+      entry.prove = [source, shared_request, &topology](const tuning::Candidate& c) {
+        return prove(c, *source, *shared_request, topology);
       };
       out.entries.push_back(std::move(entry));
-      sources.push_back(std::move(v));
+      sources.push_back(std::move(source));
     } catch (const std::bad_alloc&) {
       out.rejected.push_back(rejection(name, std::string(kLeftOutForMemory)));
     } catch (const std::exception& e) {
@@ -183,17 +187,17 @@ tuning::Field compile_variants(const predict::Topology& topology, const Synthesi
 
 // Each twin's variant of the same sketch on the next protocol up (LL → LL128 → Simple) among the
 // compiled ones, by index (TuneRequest::twins).
-std::vector<int> twins_of(const std::vector<Variant>& sources) {
+std::vector<int> twins_of(const std::vector<std::shared_ptr<const Variant>>& sources) {
   std::vector<int> twins(sources.size(), -1);
   for (std::size_t k = 0; k < sources.size(); ++k) {
-    if (!sources[k].twin) continue;
+    if (!sources[k]->twin) continue;
     // An LL twin's is the LL128 twin; an LL128 twin's the Simple variant, never a twin. (Other
     // LL128 variants, not twins, may share a sketch's name with an LL twin's: not its twin.)
-    const bool to_simple = sources[k].protocol != ir::Protocol::LL;
+    const bool to_simple = sources[k]->protocol != ir::Protocol::LL;
     const ir::Protocol up = to_simple ? ir::Protocol::Simple : ir::Protocol::LL128;
     for (std::size_t j = 0; j < sources.size(); ++j) {
-      if (sources[j].protocol == up && sources[j].twin != to_simple &&
-          sources[j].sketch.name == sources[k].sketch.name) {
+      if (sources[j]->protocol == up && sources[j]->twin != to_simple &&
+          sources[j]->sketch.name == sources[k]->sketch.name) {
         twins[k] = static_cast<int>(j);
       }
     }

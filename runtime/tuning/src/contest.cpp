@@ -24,13 +24,13 @@ struct Seat {
   bool proved;
 };
 
-// Proves one entry; nothing when it proves (or was proved), else why not.
-std::optional<std::string> prove_entry(const Entry& entry, const ContestRequest& request,
-                                       double& seconds) {
+// Proves one candidate by its entry's proof; nothing when it proves (or was proved), else why not.
+std::optional<std::string> prove_entry(const Entry& entry, const Candidate& candidate,
+                                       const ContestRequest& request, double& seconds) {
   if (!entry.prove) return std::nullopt;
-  if (request.on_prove) request.on_prove(entry.candidate.name);
+  if (request.on_prove) request.on_prove(candidate.name);
   const auto started = Clock::now();
-  auto why = entry.prove(entry.candidate);
+  auto why = entry.prove(candidate);
   seconds += seconds_since(started);
   return why;
 }
@@ -78,28 +78,35 @@ Contest run_contest(std::vector<Field> fields, const predict::Topology& topology
 
   Contest contest;
   for (Field& field : fields) contest.rejected.push_back(std::move(field.rejected));
+  // The candidates move out of their entries once, in field order, and stay beside their seats:
+  // a sketch for a thousand GPUs is large, and a copy per round of proofs would double the
+  // memory synthesis takes.
   std::vector<Seat> seats;
   for (std::size_t f = 0; f < fields.size(); ++f) {
     for (std::size_t e = 0; e < fields[f].entries.size(); ++e) {
       seats.push_back({f, e, !fields[f].entries[e].prove});
+      contest.candidates.push_back(std::move(fields[f].entries[e].candidate));
     }
   }
+  const auto entry_of = [&fields](const Seat& seat) -> const Entry& {
+    return fields[seat.field].entries[seat.entry];
+  };
+  const auto leave_out = [&](std::size_t k) {
+    seats.erase(seats.begin() + static_cast<std::ptrdiff_t>(k));
+    contest.candidates.erase(contest.candidates.begin() + static_cast<std::ptrdiff_t>(k));
+  };
   // With prove_all every candidate is written (`weftc synthesize --all`), so every one is proved
   // first; else only what wins a band is, below: proving every sketch was most of synthesis on
   // many nodes (eight A100 nodes' allreduce: about four of its five seconds, for nine sketches
   // of which one wins).
-  if (request.prove_all) {
-    std::vector<Seat> kept;
-    for (Seat& seat : seats) {
-      if (auto why =
-              prove_entry(fields[seat.field].entries[seat.entry], request, contest.prove_seconds)) {
-        contest.rejected[seat.field].push_back(std::move(*why));
-        continue;
-      }
-      seat.proved = true;
-      kept.push_back(seat);
+  for (std::size_t k = 0; request.prove_all && k < seats.size();) {
+    if (auto why = prove_entry(entry_of(seats[k]), contest.candidates[k], request,
+                               contest.prove_seconds)) {
+      contest.rejected[seats[k].field].push_back(std::move(*why));
+      leave_out(k);
+      continue;
     }
-    seats = std::move(kept);
+    seats[k++].proved = true;
   }
 
   TuneRequest ask;
@@ -114,39 +121,34 @@ Contest run_contest(std::vector<Field> fields, const predict::Topology& topology
     ask.gap = request.gap;
   }
   while (true) {
-    std::vector<Candidate> candidates;
-    candidates.reserve(seats.size());
     ask.prunable_first = 0;
     ask.prunable = 0;
     ask.twins.assign(seats.size(), -1);
     for (std::size_t k = 0; k < seats.size(); ++k) {
       const Seat& seat = seats[k];
-      const Entry& entry = fields[seat.field].entries[seat.entry];
-      candidates.push_back(entry.candidate);
       if (prunable && seat.field == *prunable) {
         if (ask.prunable == 0) ask.prunable_first = k;
         ++ask.prunable;
       }
       // The twin's seat, where it is still in the contest.
-      for (std::size_t j = 0; entry.twin >= 0 && j < seats.size(); ++j) {
-        if (seats[j].field == seat.field &&
-            seats[j].entry == static_cast<std::size_t>(entry.twin)) {
+      const int twin = entry_of(seat).twin;
+      for (std::size_t j = 0; twin >= 0 && j < seats.size(); ++j) {
+        if (seats[j].field == seat.field && seats[j].entry == static_cast<std::size_t>(twin)) {
           ask.twins[k] = static_cast<int>(j);
         }
       }
     }
     ask.rejected = contest.all_rejected();
-    auto started = Clock::now();
-    contest.tuning = tune(candidates, topology, ask);
+    const auto started = Clock::now();
+    contest.tuning = tune(contest.candidates, topology, ask);
     contest.predict_seconds += seconds_since(started);
-    contest.candidates = std::move(candidates);
     // The winners, proved; one that does not prove is left out, and the rest are chosen among
     // again (each proof holds for the others: nothing else changes).
     std::optional<std::size_t> failed;
     for (const Band& band : contest.tuning.bands) {
       const auto k = static_cast<std::size_t>(band.contender);
       if (k >= seats.size() || seats[k].proved) continue;
-      if (auto why = prove_entry(fields[seats[k].field].entries[seats[k].entry], request,
+      if (auto why = prove_entry(entry_of(seats[k]), contest.candidates[k], request,
                                  contest.prove_seconds)) {
         contest.rejected[seats[k].field].push_back(std::move(*why));
         failed = k;
@@ -155,7 +157,7 @@ Contest run_contest(std::vector<Field> fields, const predict::Topology& topology
       seats[k].proved = true;
     }
     if (!failed) break;
-    seats.erase(seats.begin() + static_cast<std::ptrdiff_t>(*failed));
+    leave_out(*failed);
   }
   contest.field_sizes.assign(fields.size(), 0);
   for (const Seat& seat : seats) {

@@ -65,10 +65,15 @@ void add_variant(const dsl::AlgorithmInfo& info, const dsl::AlgorithmParams& par
 }
 
 // A file's proof: the CPU reference executor's sweep against its collective's postcondition.
+// A broadcast or reduce is proved for the root its file names (root 0 where it names none, as
+// `weftc verify` does).
 std::optional<std::string> file_proof(const tuning::Candidate& file) {
+  const int root = std::max(file.algorithm.root, 0);
   bool has_postcondition = true;
-  const cpu::Executor executor(file.algorithm, spec_for(file.algorithm, 0, has_postcondition));
-  const cpu::VerifyReport report = cpu::verify(executor, compiler::compile_proof(1));
+  const cpu::Executor executor(file.algorithm, spec_for(file.algorithm, root, has_postcondition));
+  cpu::VerifyOptions options = compiler::compile_proof(1);
+  options.root = root;
+  const cpu::VerifyReport report = cpu::verify(executor, options);
   if (report.passed()) return std::nullopt;
   for (const cpu::CaseResult& c : report.cases) {
     if (c.result.outcome != cpu::Outcome::Pass) {
@@ -149,7 +154,7 @@ bool file_field(const std::vector<std::string>& files, const std::vector<std::st
       return false;
     }
     const std::string name = fs::path(file).filename().string();
-    out.entries.push_back({{name, *algo}, file_proof});
+    out.entries.push_back({{name, std::move(*algo)}, file_proof});
   }
   for (const std::string& dir : dirs) {
     std::error_code ec;
@@ -171,7 +176,7 @@ bool file_field(const std::vector<std::string>& files, const std::vector<std::st
                                            ir::to_string(collective), ranks));
         continue;
       }
-      out.entries.push_back({{name, *algo}, file_proof});
+      out.entries.push_back({{name, std::move(*algo)}, file_proof});
     }
   }
   return true;
