@@ -72,8 +72,13 @@ int run_or_report(const char* command, const ContestArgs& args, const predict::T
   // calls in an out-of-place tuning): a folder without an algorithm would say nothing.
   if (contest.tuning.bands.empty()) {
     const std::vector<std::string> rejected = contest.all_rejected();
-    fmt::print(stderr, "{}: no candidate for {} on {} ranks{}\n", command, args.collective,
-               machine.ranks(), rejected.empty() ? "" : " (see the reasons below)");
+    const std::string none_applies =
+        contest.candidates.empty()
+            ? std::string()
+            : fmt::format(": none of the {} that contended applies to {} calls at any size asked",
+                          contest.candidates.size(), args.in_place ? "in-place" : "out-of-place");
+    fmt::print(stderr, "{}: no candidate for {} on {} ranks{}{}\n", command, args.collective,
+               machine.ranks(), none_applies, rejected.empty() ? "" : " (see the reasons below)");
     for (const std::string& why : rejected) fmt::print(stderr, "  {}\n", why);
     return kFailed;
   }
