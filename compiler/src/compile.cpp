@@ -21,6 +21,7 @@
 #include "weft/compiler/lower.h"
 #include "weft/compiler/replicate.h"
 #include "weft/dsl/postcondition.h"
+#include "weft/ir/edit_distance.h"
 #include "weft/ir/validate.h"
 #include "weft/ir/xml.h"
 
@@ -351,20 +352,7 @@ std::string_view nearest_pass(std::string_view word) {
   std::string_view best;
   std::size_t best_distance = 3;
   for (const std::string_view candidate : pass_names()) {
-    // Levenshtein distance: the names are short.
-    std::vector<std::size_t> row(candidate.size() + 1);
-    for (std::size_t j = 0; j <= candidate.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= word.size(); ++i) {
-      std::size_t diagonal = row[0];
-      row[0] = i;
-      for (std::size_t j = 1; j <= candidate.size(); ++j) {
-        const std::size_t above = row[j];
-        row[j] = std::min(
-            {row[j] + 1, row[j - 1] + 1, diagonal + (word[i - 1] == candidate[j - 1] ? 0 : 1)});
-        diagonal = above;
-      }
-    }
-    std::size_t d = row[candidate.size()];
+    std::size_t d = ir::edit_distance(word, candidate);
     if (word.size() >= 3 && candidate.starts_with(word)) d = std::min<std::size_t>(d, 1);
     const auto common = static_cast<std::size_t>(
         std::mismatch(word.begin(), word.end(), candidate.begin(), candidate.end()).first -

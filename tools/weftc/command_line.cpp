@@ -7,26 +7,11 @@
 
 #include <fmt/format.h>
 
+#include "weft/ir/edit_distance.h"
 #include "weft/program/options.h"
 
 namespace weft::weftc {
 namespace {
-
-// Levenshtein distance, for "did you mean": names are short, so the quadratic table is nothing.
-std::size_t distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 // The candidate nearest to `word`: within two edits, or one that starts with it or it starts
 // with ("--rank" and "--ranks"). Empty when none is near.
@@ -34,7 +19,7 @@ std::string nearest(std::string_view word, const std::vector<std::string>& candi
   std::string best;
   std::size_t best_distance = 3;
   for (const std::string& candidate : candidates) {
-    std::size_t d = distance(word, candidate);
+    std::size_t d = ir::edit_distance(word, candidate);
     const bool prefix =
         word.size() >= 3 && (candidate.starts_with(word) || word.starts_with(candidate));
     if (prefix) d = std::min<std::size_t>(d, 1);
