@@ -37,12 +37,6 @@ std::optional<std::string> prove_entry(const Entry& entry, const Candidate& cand
 
 }  // namespace
 
-std::size_t Contest::first_of(std::size_t f) const {
-  std::size_t first = 0;
-  for (std::size_t i = 0; i < f && i < field_sizes.size(); ++i) first += field_sizes[i];
-  return first;
-}
-
 std::vector<std::string> Contest::all_rejected() const {
   std::vector<std::string> all;
   for (const auto& field : rejected) all.insert(all.end(), field.begin(), field.end());

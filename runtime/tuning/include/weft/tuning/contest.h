@@ -70,8 +70,6 @@ struct Contest {
   double predict_seconds = 0;
   double prove_seconds = 0;
 
-  // The index of field `f`'s first candidate.
-  std::size_t first_of(std::size_t f) const;
   std::size_t proved_count() const;
   // Every field's rejections in field order (the report's list).
   std::vector<std::string> all_rejected() const;
