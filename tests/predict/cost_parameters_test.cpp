@@ -129,9 +129,43 @@ TEST_CASE("link overrides are read, written and applied to a topology by type") 
 
   Topology t = load("h100-nvswitch", 2);
   apply_link_overrides(t, links);
+  // The override is the links' line rate; the model moves the type's achievable share of it.
   const Link& nvlink = t.links()[static_cast<std::size_t>(t.route(0, 1)[0])];
-  CHECK(nvlink.bandwidth_gbs == 400);
+  CHECK(nvlink.line_rate_gbs == 400);
+  CHECK(nvlink.bandwidth_gbs == Approx(400 * t.costs().achievable(LinkType::NVLink)));
   const Link& network = t.links()[static_cast<std::size_t>(t.route(0, 8)[2])];
   CHECK(network.latency_us == 2.5);
-  CHECK(network.bandwidth_gbs == Approx(50));
+  CHECK(network.line_rate_gbs == Approx(50));
+  CHECK(network.bandwidth_gbs == Approx(48));
+}
+
+TEST_CASE("achievable shares: NCCL's per-link figures and NVIDIA's measurements, overridable") {
+  // Hopper: 18 NVLinks at NCCL's 20.6 GB/s, the 370 GB/s NVIDIA states NCCL's ring moves.
+  const Topology h100 = load("h100-nvswitch");
+  CHECK(h100.costs().achievable(LinkType::NVLink) == Approx(20.6 / 25));
+  const Link& nvlink = h100.links()[static_cast<std::size_t>(h100.route(0, 1)[0])];
+  CHECK(nvlink.line_rate_gbs == Approx(450));
+  CHECK(nvlink.bandwidth_gbs == Approx(370.8));
+  // Ampere: NCCL's 20.0 of 25 GB/s per link.
+  CHECK(load("a100-nvswitch").costs().achievable(LinkType::NVLink) == Approx(0.8));
+  CHECK(h100.costs().achievable(LinkType::Network) == Approx(0.96));
+  CHECK(h100.costs().achievable(LinkType::Memory) == 1.0);
+
+  // Written with the rest, read back, and refused outside (0, 1].
+  CostParameters c = h100.costs();
+  CHECK(write_cost_parameters(c).find("link.nvlink.achievable = 0.824") != std::string::npos);
+  const Diagnostics d = read_cost_parameters("link.nvlink.achievable = 0.9\n", "a.txt", c);
+  INFO(d.str());
+  REQUIRE(!d.has_errors());
+  CHECK(c.achievable(LinkType::NVLink) == 0.9);
+  CostParameters unchanged = c;
+  CHECK(read_cost_parameters("link.pcie.achievable = 1.2\n", "a.txt", unchanged).has_errors());
+  CHECK(read_cost_parameters("link.pcie.achievable = 0\n", "a.txt", unchanged).has_errors());
+
+  // A topology given new costs rates every link again.
+  Topology t = load("h100-nvswitch");
+  t.set_costs(c);
+  CHECK(t.links()[static_cast<std::size_t>(t.route(0, 1)[0])].bandwidth_gbs == Approx(405));
+  CHECK(t.at_line_rate().links()[static_cast<std::size_t>(t.route(0, 1)[0])].bandwidth_gbs ==
+        Approx(450));
 }

@@ -52,7 +52,7 @@ TEST_CASE("h100-nvswitch: 8 GPUs, NVLink through one NVSwitch at 450 GB/s per di
       CHECK(route_types(t, a, b) == std::vector{LinkType::NVLink, LinkType::NVLink});
       CHECK(t.route_type(a, b) == LinkType::NVLink);
       for (int l : t.route(a, b)) {
-        CHECK(t.links()[static_cast<std::size_t>(l)].bandwidth_gbs == Approx(450));
+        CHECK(t.links()[static_cast<std::size_t>(l)].line_rate_gbs == Approx(450));
       }
     }
     const Link& mem = t.links()[static_cast<std::size_t>(t.memory_link(a))];
@@ -71,7 +71,7 @@ TEST_CASE("a100-nvswitch: 300 GB/s NVLink per GPU and direction, 200 Gb/s NICs")
   CHECK(t.ranks() == 8);
   CHECK(t.machine().gpu_sm == 80);
   const int l = t.route(0, 5)[0];
-  CHECK(t.links()[static_cast<std::size_t>(l)].bandwidth_gbs == Approx(300));
+  CHECK(t.links()[static_cast<std::size_t>(l)].line_rate_gbs == Approx(300));
   CHECK(t.machine().nic_speed_gbs == Approx(25));
 }
 
@@ -87,7 +87,7 @@ TEST_CASE("pcie-gen4: pairs share a switch, sockets are joined by one link") {
   CHECK(t.route_type(0, 4) == LinkType::PCIe);
   const double gen4 = pcie_bandwidth_gbs(16, 16);
   CHECK(gen4 == Approx(31.5).epsilon(0.01));
-  CHECK(t.links()[static_cast<std::size_t>(t.route(0, 1)[0])].bandwidth_gbs == Approx(gen4));
+  CHECK(t.links()[static_cast<std::size_t>(t.route(0, 1)[0])].line_rate_gbs == Approx(gen4));
 }
 
 TEST_CASE("two nodes: the second is a copy, joined through the NICs and one network switch") {
@@ -106,7 +106,7 @@ TEST_CASE("two nodes: the second is a copy, joined through the NICs and one netw
   const auto route = t.route(3, 12);
   const Link& out = t.links()[static_cast<std::size_t>(route[2])];
   CHECK(t.vertices()[static_cast<std::size_t>(out.to)].kind == VertexKind::NetworkSwitch);
-  CHECK(out.bandwidth_gbs == Approx(50));
+  CHECK(out.line_rate_gbs == Approx(50));
   CHECK(t.vertices()[static_cast<std::size_t>(t.links()[route.back()].to)].rank == 12);
   // Each GPU goes out through its own NIC.
   std::set<int> first_network_links;

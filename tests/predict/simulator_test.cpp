@@ -411,10 +411,13 @@ predict::Topology one_link(double link_gbs) {
   m.add_link(a, b, predict::LinkType::NVLink, link_gbs);
   predict::Topology topo = predict::build_topology(m, 1, 2);
   REQUIRE(topo.route(0, 1).size() == 1);
-  predict::ProtocolCosts& simple =
-      topo.costs().protocols[static_cast<std::size_t>(ir::Protocol::Simple)];
+  predict::CostParameters costs = topo.costs();
+  predict::ProtocolCosts& simple = costs.protocols[static_cast<std::size_t>(ir::Protocol::Simple)];
   simple.threadblock_bandwidth_gbs = kThreadblockGbs;
   simple.hop_latency_us.fill(0);
+  // The link carries its stated rate: these tests are about how flows share it.
+  costs.achievable_share.fill(1.0);
+  topo.set_costs(costs);
   return topo;
 }
 

@@ -52,7 +52,7 @@ std::string errors_of(std::string_view text) {
 }
 
 double link_bw(const Topology& t, int l) {
-  return t.links()[static_cast<std::size_t>(l)].bandwidth_gbs;
+  return t.links()[static_cast<std::size_t>(l)].line_rate_gbs;
 }
 
 }  // namespace
@@ -102,7 +102,7 @@ TEST_CASE("full dump: GPU-to-GPU NVLinks listed on both GPUs become one link eac
   const Link& net = two.links()[static_cast<std::size_t>(two.route(0, 4)[2])];
   CHECK(net.type == LinkType::Network);
   CHECK(net.latency_us == Approx(1.5));
-  CHECK(net.bandwidth_gbs == Approx(25));
+  CHECK(net.line_rate_gbs == Approx(25));
 }
 
 TEST_CASE("Azure ND H100 v5 (PCI only) is taken as h100-nvswitch, and says so") {

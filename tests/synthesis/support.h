@@ -26,6 +26,19 @@ inline predict::Topology topology(const std::string& source, int nodes = 1, int 
   return std::move(*loaded.topology);
 }
 
+// The machine with every link at its stated line rate (every achievable share 1,
+// predict::Topology::at_line_rate). The tests of what synthesis builds from a machine's links
+// (the bound's cuts, rings, pieces per lane, the gain of one sketch over another) pin figures
+// worked out on the links' stated rates; the default model rates each link type at its own
+// achievable share (NVLink ~0.8, NICs 0.96, PCIe 0.76: docs/prediction.md), which moves every
+// such figure and, between link types, their ratios. What synthesis reaches on the default
+// model is the suite's (docs/synthesis.md) and the tests named "at achievable rates".
+inline predict::Topology line_rate_topology(const std::string& source, int nodes = 1,
+                                            int gpus_per_node = 0,
+                                            std::vector<predict::GpuLinkEdit> edits = {}) {
+  return topology(source, nodes, gpus_per_node, std::move(edits)).at_line_rate();
+}
+
 // One of Azure's HPC topology files (azure-ndv2-topo.xml: the DGX-1 of the ND v2 images;
 // azure-ncv4-topo.xml: four A100 on PCIe), or nothing where it is absent (the test case is then
 // skipped: under CTest this does not return).

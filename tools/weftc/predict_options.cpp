@@ -144,7 +144,7 @@ std::optional<predict::Topology> load_exactly(const MachineArgs& args) {
         predict::read_cost_parameters(file.text, args.parameters, costs, &links);
     for (const Diagnostic& d : found.items) fmt::print(stderr, "{}\n", d.str());
     if (found.has_errors()) return std::nullopt;
-    loaded.topology->costs() = costs;
+    loaded.topology->set_costs(costs);
     predict::apply_link_overrides(*loaded.topology, links);
   }
   for (const std::string& assumption : loaded.topology->assumptions()) {

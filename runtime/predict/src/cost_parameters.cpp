@@ -57,6 +57,28 @@ std::string number(double v) {
   return ec == std::errc() ? std::string(buf.data(), end) : fmt::format("{}", v);
 }
 
+// The share of a link's line rate that SM copies deliver as payload, by link type, on a GPU of
+// compute capability `sm` (docs/prediction.md, "Achievable rates", has the error table).
+//   NVLink: NCCL's own per-link figures (src/graph/topo.h: SM70/SM80_NVLINK_BW 20.0,
+//     SM90_NVLINK_BW 20.6, SM100_NVLINK_BW 40.1 GB/s) over the link's signalling rate (25 GB/s
+//     per direction for NVLink 2-4, 50 for NVLink 5). Hopper's 20.6 x 18 links = 370.8 GB/s is
+//     what NVIDIA states NCCL's ring moves on 8 H100s (NVIDIA/nccl-tests issue 212: "450GB/s is
+//     the line rate ... NCCL can get an effective NVLink bandwidth of 370GB/s").
+//   PCIe: NCCL's figure for a PCIe link (topo.cc: width x GT/s x 7.5 / 80, Gen4 x16 24 GB/s)
+//     over the line rate after 128b/130b encoding (31.5 GB/s), as nccl_tables.h has it.
+//   Network: 24 of 25 GB/s, what NVIDIA measures through an HDR NIC: 192 GB/s allreduce busbw on
+//     two DGX-A100 with 8 x 200 Gb/s NICs (NVIDIA/nccl issue 812), "24GB/s inter-node" on one
+//     (NVIDIA/nccl issue 412); NDR: "48-49GB/s per NIC" (NVIDIA/nccl-tests issue 267).
+//   Memory: 1, the presets' memory figures are already copy rates (presets.cpp).
+std::array<double, kLinkTypes> achievable_shares(int sm) {
+  std::array<double, kLinkTypes> share{};
+  share[index(LinkType::Memory)] = 1.0;
+  share[index(LinkType::NVLink)] = sm >= 100 ? 40.1 / 50.0 : nccl::nvlink_link_bw(sm) / 25.0;
+  share[index(LinkType::PCIe)] = nccl::kPciShareOfLineRate;
+  share[index(LinkType::Network)] = 24.0 / 25.0;
+  return share;
+}
+
 }  // namespace
 
 bool LinkOverrides::empty() const {
@@ -115,6 +137,7 @@ CostParameters default_cost_parameters(const Topology& topology) {
   ll128.threadblock_bandwidth_gbs =
       std::min(speed * nccl::kRingLL128Factor, nccl::kPerChMaxRingLL128Bw[gen][column]) /
       kLL128Efficiency;
+  c.achievable_share = achievable_shares(sm);
   return c;
 }
 
@@ -143,8 +166,19 @@ std::string write_cost_parameters(const CostParameters& costs, const LinkOverrid
                          number(pc.hop_latency_us[index(type)]));
     }
   }
+  out +=
+      "\n# Per link type: the share of its line rate a link delivers to SM copies (NVLink: "
+      "NCCL's\n";
+  out += "# per-link figure over the signalling rate; PCIe: NCCL's figure; network: NVIDIA's\n";
+  out += "# measurements through HDR and NDR NICs; sources in Weft's cost_parameters.cpp).\n";
+  for (LinkType type : kTypes) {
+    out +=
+        fmt::format("link.{}.achievable = {}\n", to_string(type), number(costs.achievable(type)));
+  }
   if (!links.empty()) {
-    out += "\n# Every link of a type takes these (overriding the topology's).\n";
+    out +=
+        "\n# Every link of a type takes these line rates and latencies (overriding the "
+        "topology's).\n";
     for (LinkType type : kTypes) {
       if (const auto& bw = links.bandwidth_gbs[index(type)]) {
         out += fmt::format("link.{}.bandwidth_gbs = {}\n", to_string(type), number(*bw));
@@ -232,12 +266,16 @@ Diagnostics read_cost_parameters(std::string_view text, std::string source, Cost
       if (key == fmt::format("link.{}.latency_us", to_string(type))) {
         optional_target = &overrides.latency_us[index(type)];
       }
+      if (key == fmt::format("link.{}.achievable", to_string(type))) {
+        target = &costs.achievable_share[index(type)];
+        positive = at_most_one = true;
+      }
     }
     if (target == nullptr && optional_target == nullptr) {
       out.error(source, line_number, key,
                 "unknown key (launch_latency_us, <simple|ll|ll128>.call_latency_us, "
                 ".payload_efficiency, .threadblock_bandwidth_gbs, .hop_latency_us.<link>, "
-                "link.<memory|nvlink|pcie|network>.bandwidth_gbs, .latency_us)");
+                "link.<memory|nvlink|pcie|network>.bandwidth_gbs, .latency_us, .achievable)");
       continue;
     }
     if (optional_target != nullptr && links == nullptr) {

@@ -18,18 +18,20 @@ bool links_cpus(const Topology& t, const Link& link) {
          t.vertices()[static_cast<std::size_t>(link.to)].kind == VertexKind::Cpu;
 }
 
-// A link at NCCL's figure (nccl_tables.h). Inter-socket links already hold NCCL's figure.
+// A link at NCCL's figure (nccl_tables.h), from its line rate: NCCL's figures are its own
+// (Weft's achievable shares do not enter NCCL's model). Inter-socket links already hold NCCL's
+// figure.
 double nccl_bandwidth(const Topology& t, const Link& link) {
   switch (link.type) {
     case LinkType::NVLink: {
       const int sm = t.machine().gpu_sm > 0 ? t.machine().gpu_sm : 80;
-      return link.bandwidth_gbs / 25.0 * nccl::nvlink_link_bw(sm);
+      return link.line_rate_gbs / 25.0 * nccl::nvlink_link_bw(sm);
     }
     case LinkType::PCIe:
-      return links_cpus(t, link) ? link.bandwidth_gbs
-                                 : link.bandwidth_gbs * nccl::kPciShareOfLineRate;
+      return links_cpus(t, link) ? link.line_rate_gbs
+                                 : link.line_rate_gbs * nccl::kPciShareOfLineRate;
     case LinkType::Network:
-      return link.bandwidth_gbs;
+      return link.line_rate_gbs;
     case LinkType::Memory:
       break;
   }

@@ -86,12 +86,35 @@ LinkType Topology::route_type(int from_rank, int to_rank) const {
   return slowest;
 }
 
-void Topology::set_link_parameters(LinkType type, std::optional<double> bandwidth_gbs,
+void Topology::set_link_parameters(LinkType type, std::optional<double> line_rate_gbs,
                                    std::optional<double> latency_us) {
   for (Link& link : links_) {
     if (link.type != type) continue;
-    if (bandwidth_gbs) link.bandwidth_gbs = *bandwidth_gbs;
+    if (line_rate_gbs) link.line_rate_gbs = *line_rate_gbs;
     if (latency_us) link.latency_us = *latency_us;
+  }
+  rate_links();
+}
+
+void Topology::set_costs(const CostParameters& costs) {
+  costs_ = costs;
+  rate_links();
+}
+
+Topology Topology::at_line_rate() const {
+  Topology t = *this;
+  t.costs_.achievable_share.fill(1.0);
+  t.rate_links();
+  return t;
+}
+
+void Topology::rate_links() {
+  for (Link& link : links_) {
+    const bool between_cpus =
+        vertices_[static_cast<std::size_t>(link.from)].kind == VertexKind::Cpu &&
+        vertices_[static_cast<std::size_t>(link.to)].kind == VertexKind::Cpu;
+    link.bandwidth_gbs =
+        between_cpus ? link.line_rate_gbs : link.line_rate_gbs * costs_.achievable(link.type);
   }
 }
 
@@ -125,8 +148,13 @@ std::string Topology::describe() const {
       if (link.to == v) {
         out += fmt::format(" memory {:.0f} GB/s;", link.bandwidth_gbs);
       } else {
-        out += fmt::format(" {} to {} {:.1f} GB/s;", to_string(link.type),
-                           vertices_[static_cast<std::size_t>(link.to)].name, link.bandwidth_gbs);
+        // The stated line rate first (what the file or preset says), then what the model moves.
+        out += fmt::format(" {} to {} {:.1f} GB/s", to_string(link.type),
+                           vertices_[static_cast<std::size_t>(link.to)].name, link.line_rate_gbs);
+        if (link.bandwidth_gbs != link.line_rate_gbs) {
+          out += fmt::format(" ({:.1f} achievable)", link.bandwidth_gbs);
+        }
+        out += ";";
       }
     }
     out.back() = '\n';
@@ -184,9 +212,8 @@ TopologyResult load_topology(const TopologyRequest& request) {
     }
     if (edit.bandwidth_gbs == 0) {
       std::erase_if(links, joins);
-      machine->assumptions.push_back(
-          fmt::format("the links between GPUs {} and {} are removed (as asked)", edit.gpu_a,
-                      edit.gpu_b));
+      machine->assumptions.push_back(fmt::format(
+          "the links between GPUs {} and {} are removed (as asked)", edit.gpu_a, edit.gpu_b));
     } else {
       for (MachineLink& l : links) {
         if (joins(l)) l.bandwidth_gbs = edit.bandwidth_gbs;

@@ -184,6 +184,13 @@ std::string node_vertex_name(int nodes, int node, const std::string& name) {
 
 class TopologyBuilder {
  public:
+  // The links as built carry their line rates; the defaults for the machine (which read them,
+  // as NCCL's model does) then rate each at its type's achievable share.
+  static void finish(Topology& t) {
+    for (Link& link : t.links_) link.line_rate_gbs = link.bandwidth_gbs;
+    t.set_costs(default_cost_parameters(t));
+  }
+
   static Topology emulated(const MachineDescription& machine, int ranks) {
     Topology t;
     t.name_ = machine.name;
@@ -205,7 +212,7 @@ class TopologyBuilder {
         t.route_offsets_.push_back(static_cast<std::uint32_t>(t.route_links_.size()));
       }
     }
-    t.costs_ = default_cost_parameters(t);
+    finish(t);
     return t;
   }
 
@@ -334,7 +341,7 @@ class TopologyBuilder {
         t.route_offsets_.push_back(static_cast<std::uint32_t>(t.route_links_.size()));
       }
     }
-    t.costs_ = default_cost_parameters(t);
+    finish(t);
     return t;
   }
 };

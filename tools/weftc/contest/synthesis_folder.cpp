@@ -52,6 +52,14 @@ std::optional<synthesis::Bound> bound_or_report(const predict::Topology& machine
           "takes the longer of the two\n",
           node->algbw_gbs, node->cut, node->min_latency_us());
     }
+    // Both bounds: the one predictions are held to (links at what SM copies achieve on them)
+    // and the one a datasheet's line rates give, which no copy reaches.
+    const double line_rate =
+        synthesis::bandwidth_bound(machine.at_line_rate(), collective).algbw_gbs;
+    fmt::print(
+        "  (links at their achievable rates, link.<type>.achievable; at their line rates the "
+        "bound is {:.1f} GB/s algbw)\n",
+        line_rate);
     std::fflush(stdout);  // before the minutes a large machine's predictions may take
     return bound;
   } catch (const std::invalid_argument& e) {
@@ -64,6 +72,8 @@ int write_sketches(const std::string& dir, const synthesis::Synthesis& result) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   for (std::size_t i = 0; i < result.synthesized; ++i) {
+    // Over the threadblock budget: predicted for what it would gain, neither proved nor written.
+    if (i < result.tuning.contenders.size() && result.tuning.contenders[i].over_budget) continue;
     const tuning::Candidate& c = result.candidates[i];
     std::string file;
     for (char ch : c.name) {

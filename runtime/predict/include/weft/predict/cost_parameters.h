@@ -5,7 +5,10 @@
 //   <proto>.call_latency_us  <proto>.payload_efficiency  <proto>.threadblock_bandwidth_gbs
 //   <proto>.hop_latency_us.<link>          proto: simple, ll, ll128; link: memory, nvlink, pcie,
 //   link.<link>.bandwidth_gbs  link.<link>.latency_us       network (case-insensitive)
-// The link.* keys override every link of that type in a topology (apply_link_overrides). A key
+//   link.<link>.achievable
+// link.<link>.achievable is the share of a link's line rate SM copies get on that type (a cost
+// parameter: CostParameters::achievable_share); bandwidth_gbs and latency_us override every link
+// of that type in a topology, bandwidth_gbs as its line rate (apply_link_overrides). A key
 // given twice keeps the last value. Values are finite decimal numbers, not negative (payload
 // efficiency in (0, 1], bandwidths above 0).
 #pragma once
@@ -33,7 +36,9 @@ struct LinkOverrides {
 // protocol's call latency the rest of its base latency; hop latencies NCCL's ring hwLat by
 // hardware (Memory takes the NVLink row); a threadblock's bandwidth the per-channel payload rate
 // NCCL credits the ring on this topology, divided by the payload efficiency. For an emulated
-// topology, those of one h100-nvswitch node. Sources in cost_parameters.cpp.
+// topology, those of one h100-nvswitch node. Each link type's achievable share of its line rate
+// by the GPU's generation (NCCL's per-link figures, NVIDIA's measurements). Sources in
+// cost_parameters.cpp.
 CostParameters default_cost_parameters(const Topology& topology);
 
 // Every parameter, with comments, in the format above; reading it back gives the same values.
@@ -48,7 +53,8 @@ Diagnostics read_cost_parameters(std::string_view text, std::string source, Cost
 Diagnostics read_cost_parameters(std::string_view text, std::string source, CostParameters& into,
                                  LinkOverrides* links);
 
-// Every link of an overridden type takes the given bandwidth and latency.
+// Every link of an overridden type takes the given line rate and latency, then is rated at the
+// topology's achievable share for its type.
 void apply_link_overrides(Topology& topology, const LinkOverrides& links);
 
 }  // namespace weft::predict

@@ -44,6 +44,14 @@ struct ProtocolCosts {
 struct CostParameters {
   double launch_latency_us = 0;              // per call: kernel launch and the interpreter's set-up
   std::array<ProtocolCosts, 3> protocols{};  // indexed by ir::Protocol
+  // Per link type, the share of a link's line rate that SM copies achieve on it (NVLink moves
+  // about 82 % of its signalling rate as payload on Hopper). A link's modelled bandwidth is its
+  // line rate times this share (Link::bandwidth_gbs). Defaults and their sources:
+  // cost_parameters.cpp.
+  std::array<double, kLinkTypes> achievable_share{1.0, 1.0, 1.0, 1.0};
+  double achievable(LinkType type) const {
+    return achievable_share[static_cast<std::size_t>(type)];
+  }
   const ProtocolCosts& protocol(ir::Protocol proto) const {
     return protocols[static_cast<std::size_t>(proto)];
   }
@@ -77,8 +85,11 @@ struct Link {
   int from = 0;  // vertex indices
   int to = 0;
   LinkType type = LinkType::NVLink;
-  double bandwidth_gbs = 0;  // GB/s (10^9 bytes) in this direction
+  // GB/s (10^9 bytes) in this direction that the model moves: the line rate times the cost
+  // parameters' achievable share for the link's type (CostParameters::achievable_share).
+  double bandwidth_gbs = 0;
   double latency_us = 0;
+  double line_rate_gbs = 0;  // as the preset or the file states it (NCCL's model reads this)
 };
 
 class Topology {
@@ -91,7 +102,11 @@ class Topology {
   const std::vector<Link>& links() const { return links_; }
   const MachineInfo& machine() const { return machine_; }
   const CostParameters& costs() const { return costs_; }
-  CostParameters& costs() { return costs_; }
+  // New costs; every link is rated again at its line rate times the new achievable share.
+  void set_costs(const CostParameters& costs);
+  // This topology with every link at its line rate (every achievable share 1): the bound a
+  // schedule could reach if links delivered their signalling rate as payload.
+  Topology at_line_rate() const;
   // What the source did not say and what was assumed instead, one sentence each.
   const std::vector<std::string>& assumptions() const { return assumptions_; }
 
@@ -108,13 +123,17 @@ class Topology {
   // Multi-line: vertices per kind, GPUs with their links, assumptions. For `weftc topology`.
   std::string describe() const;
 
-  // Every link of `type` takes the given bandwidth and latency where given (a cost file's
-  // link.* overrides, cost_parameters.h). Routes stay as they are.
-  void set_link_parameters(LinkType type, std::optional<double> bandwidth_gbs,
+  // Every link of `type` takes the given line rate (then rated at its achievable share) and
+  // latency where given (a cost file's link.* overrides, cost_parameters.h). Routes stay as they
+  // are.
+  void set_link_parameters(LinkType type, std::optional<double> line_rate_gbs,
                            std::optional<double> latency_us);
 
  private:
   friend class TopologyBuilder;
+  // bandwidth_gbs = line_rate_gbs x the costs' achievable share, for every link; links between
+  // CPUs keep their line rate, which is already NCCL's figure for what they carry.
+  void rate_links();
   std::string name_;
   int nodes_ = 1;
   int gpus_per_node_ = 0;
