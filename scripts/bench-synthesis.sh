@@ -5,8 +5,10 @@
 # % of the bound and the chosen one's speed-up over it at 1 GB; on one node, the library's best
 # (`--library`, each of its algorithms compiled and proved too) at 1 GB; the seconds synthesis took
 # (bound, rings and paths, sketches compiled, the chosen ones proved), the seconds the whole
-# command took (the predictions included) and its peak memory. Predicted by Weft's simulator,
-# not measured.
+# command took (the predictions included) and its peak memory. Every row within synthesize's
+# default threadblock budget (NCCL's channel ceiling for the GPUs); "gain with more threadblocks,
+# 1 GB": where a sketch over it is predicted faster at 1 GB, its speed-up over the chosen and its
+# threadblocks per rank, else "-". Predicted by Weft's simulator, not measured.
 #
 #   scripts/bench-synthesis.sh [--quick] [--only REGEX] [--no-header] [--large-bound-only] [WEFTC]
 #                                                    (WEFTC default: build/tools/weftc/weftc)
@@ -62,14 +64,14 @@ fi
 # Prints the table cell for column $2 (1-based) of the row of size $3 in the printed table $1.
 cell() { awk -v size="$3" -v col="$2" '$1 == size { print $col; exit }' "$1"; }
 
-[ $header = 1 ] && echo "| machine | ranks | collective | bound algbw (GB/s) | 64 MB | 1 GB | NCCL's model, 1 GB | vs NCCL, 64 MB | vs NCCL, 1 GB | library's best, 1 GB | synthesis (s) | command (s) | peak memory (MB) |"
-[ $header = 1 ] && echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+[ $header = 1 ] && echo "| machine | ranks | collective | bound algbw (GB/s) | 64 MB | 1 GB | NCCL's model, 1 GB | vs NCCL, 64 MB | vs NCCL, 1 GB | library's best, 1 GB | gain with more threadblocks, 1 GB | synthesis (s) | command (s) | peak memory (MB) |"
+[ $header = 1 ] && echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for entry in "${machines[@]}"; do
   name=${entry%%|*}
   if [ -n "$only" ] && ! [[ "$name" =~ $only ]]; then continue; fi
   read -r -a args <<<"${entry#*|}"
   if [[ "${entry#*|}" == *"$azure"* ]] && [ ! -d "$azure" ]; then
-    echo "| $name | | | left out: $azure is absent | | | | | | | | | |"
+    echo "| $name | | | left out: $azure is absent | | | | | | | | | | |"
     continue
   fi
   for collective in allgather reducescatter allreduce alltoall; do
@@ -82,7 +84,7 @@ for entry in "${machines[@]}"; do
       read -r seconds kb <"$work/time"
       bound=$(sed -n 's/^bound: .* at most \([0-9.]*\) GB\/s.*/\1/p' "$out")
       ranks=$(sed -n 's/^bound: .* on \([0-9]*\) ranks.*/\1/p' "$out")
-      echo "| $name | $ranks | $collective | $bound | not run | not run | | | | | $seconds (bound) | $seconds | $((kb / 1024)) |"
+      echo "| $name | $ranks | $collective | $bound | not run | not run | | | | | | $seconds (bound) | $seconds | $((kb / 1024)) |"
       continue
     fi
     library=()
@@ -93,7 +95,7 @@ for entry in "${machines[@]}"; do
     if ! GLIBC_TUNABLES=$tunables /usr/bin/time -f "%e %M" -o "$work/time" "$weftc" synthesize \
         "${args[@]}" -c "$collective" -b 64M -e 1G -f 16 "${library[@]}" -o "$work/dir" \
         >"$out" 2>"$work/err"; then
-      echo "| $name | | $collective | failed: $(grep -v 'note:' "$work/err" | head -1) | | | | | | | | | |"
+      echo "| $name | | $collective | failed: $(grep -v 'note:' "$work/err" | head -1) | | | | | | | | | | |"
       continue
     fi
     read -r seconds kb <"$work/time"
@@ -127,8 +129,11 @@ for entry in "${machines[@]}"; do
               gsub(/ /, "", o); if (o == "-" || o == "") print "-"; else printf "%.0f%%", 100 * b / o }' \
             "$work/dir/report.md")
     fi
+    # report.md's section on the bound: the last size's "with more threadblocks" (its last column).
+    gain=$(awk -F'|' '/^\| [0-9]+[KMG] \|/ { g = $(NF - 1) } END { gsub(/^ +| +$/, "", g); print (g == "" ? "-" : g) }' \
+           "$work/dir/report.md")
     synth=$(sed -n 's/.*; bound \([0-9.]*\) s, compile \([0-9.]*\) s, predict [0-9.]* s, prove \([0-9.]*\) s.*/\1 \2 \3/p' "$out" |
             awk '{ printf "%.2f", $1 + $2 + $3 }')
-    echo "| $name | $ranks | $collective | $bound | $pct64 | $pct1g | $nccl_pct | $speedup64 | $speedup | $lib | $synth | $seconds | $((kb / 1024)) |"
+    echo "| $name | $ranks | $collective | $bound | $pct64 | $pct1g | $nccl_pct | $speedup64 | $speedup | $lib | $gain | $synth | $seconds | $((kb / 1024)) |"
   done
 done

@@ -4,9 +4,11 @@
 #include <chrono>
 #include <exception>
 #include <limits>
+#include <map>
 #include <memory>
 #include <new>
 #include <optional>
+#include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -16,6 +18,7 @@
 #include "weft/dsl/error.h"
 #include "weft/ir/validate.h"
 #include "weft/synthesis/families.h"
+#include "weft/synthesis/fit.h"
 #include "weft/synthesis/sketches.h"
 
 namespace weft::synthesis {
@@ -60,6 +63,7 @@ struct Row {
   double synthesized_us = std::numeric_limits<double>::infinity();
   double nccl_us = std::numeric_limits<double>::infinity();
   double others_us = std::numeric_limits<double>::infinity();
+  std::string over_budget;  // what more threadblocks would gain (tuning::over_budget_text)
 };
 
 std::vector<Row> rows(const Synthesis& s) {
@@ -75,9 +79,12 @@ std::vector<Row> rows(const Synthesis& s) {
       row.chosen = c.name;
       row.chosen_threadblocks = tuning::threadblocks_text(c);
       row.chosen_us = c.time_us[i];
+      row.over_budget = tuning::over_budget_text(
+          t.contenders, tuning::over_budget_gain(t.contenders, i, band.contender));
     }
     for (std::size_t k = 0; k < t.contenders.size(); ++k) {
       const tuning::Contender& c = t.contenders[k];
+      if (c.over_budget) continue;  // in the over-budget column instead
       double& slot = c.nccl ? row.nccl_us : k < s.synthesized ? row.synthesized_us : row.others_us;
       slot = std::min(slot, c.time_us[i]);
     }
@@ -140,44 +147,90 @@ std::optional<std::string> prove(const tuning::Candidate& candidate, const Varia
                                  const predict::Topology& topology);
 std::vector<int> twins_of(const std::vector<std::shared_ptr<const Variant>>& sources);
 
+// The variant's sketch as a program, compiled; its algorithm, or why not.
+CompiledVariant compile_variant(const Variant& v, const SynthesisRequest& request,
+                                const predict::Topology& topology) {
+  const dsl::Program program =
+      to_program(v.sketch, program_options(request, v, topology), request.in_place);
+  compiler::CompileOptions compile;
+  // A sketch pins its channels and threadblock chains, and the synthesis predicts every
+  // variant on this machine itself: the critical path places it, at no prediction's cost.
+  compile.judge.enabled = false;
+  compiler::CompileResult result = compiler::compile_unverified(program, compile);
+  if (!result.algorithm || !result.errors.empty()) return {std::nullopt, result.error_text()};
+  return {std::move(result.algorithm), {}};
+}
+
 // Every variant compiled into an entry of the contest, each with its proof: its program traced
 // again from the variant it came from (kept beside it), so that only what is written is proved.
+// Under a threadblock budget, a variant over it stays (its prediction says what more
+// threadblocks would gain), its routes folded onto the budget follow it, and the families'
+// sketches for fewer channels that fit come after all of them (fit.h).
 tuning::Field compile_variants(const predict::Topology& topology, const SynthesisRequest& request,
                                const NodePlan& plan) {
   const int most_channels = profile_or_throw(request.profile).max_channels;
+  const int budget = request.max_threadblocks;
   tuning::Field out;
   out.source = "synthesis";
   // One copy of the request for every sketch's proof, and one of each variant, shared by its
   // proof and the twins' pairing: a sketch for a thousand GPUs holds every piece's route.
   const auto shared_request = std::make_shared<const SynthesisRequest>(request);
   std::vector<std::shared_ptr<const Variant>> sources;
-  for (Variant& v : variants(topology, request.collective, plan, most_channels)) {
+  const auto enter = [&](Variant v, ir::Algorithm algorithm) {
+    tuning::Entry entry;
+    entry.candidate = {fmt::format("{} {}", v.sketch.name, ir::to_string(v.protocol)),
+                       std::move(algorithm)};
+    auto source = std::make_shared<const Variant>(std::move(v));
+    // The topology outlives the field: the contest runs on it.
+    entry.prove = [source, shared_request, &topology](const tuning::Candidate& c) {
+      return prove(c, *source, *shared_request, topology);
+    };
+    out.entries.push_back(std::move(entry));
+    sources.push_back(std::move(source));
+  };
+  const CompileVariant compile = [&](const Variant& v) {
+    return compile_variant(v, request, topology);
+  };
+  // Per sketch, the channels its fold fitted on (fit_variant's hint): its other protocols' folds
+  // then take one compile each.
+  std::map<std::string, int> fitted_channels;
+  // `within`: a variant of the families' for fewer channels, entered only where it fits.
+  const auto compile_entering = [&](Variant& v, bool within) {
     const std::string name = fmt::format("{} {}", v.sketch.name, ir::to_string(v.protocol));
     try {
-      const dsl::Program program =
-          to_program(v.sketch, program_options(request, v, topology), request.in_place);
-      compiler::CompileOptions compile;
-      // A sketch pins its channels and threadblock chains, and the synthesis predicts every
-      // variant on this machine itself: the critical path places it, at no prediction's cost.
-      compile.judge.enabled = false;
-      compiler::CompileResult result = compiler::compile_unverified(program, compile);
-      if (!result.algorithm || !result.errors.empty()) {
-        out.rejected.push_back(rejection(name, result.error_text()));
-        continue;
+      if (within && least_threadblocks(v.sketch) > budget) return;
+      CompiledVariant compiled = compile(v);
+      if (!compiled.algorithm) {
+        if (!within) out.rejected.push_back(rejection(name, compiled.why));
+        return;
       }
-      tuning::Entry entry;
-      entry.candidate = {name, std::move(*result.algorithm)};
-      auto source = std::make_shared<const Variant>(std::move(v));
-      // The topology outlives the field: the contest runs on it.
-      entry.prove = [source, shared_request, &topology](const tuning::Candidate& c) {
-        return prove(c, *source, *shared_request, topology);
-      };
-      out.entries.push_back(std::move(entry));
-      sources.push_back(std::move(source));
+      const int threadblocks = tuning::busiest_threadblocks(*compiled.algorithm);
+      if (within) {
+        if (threadblocks <= budget) enter(std::move(v), std::move(*compiled.algorithm));
+        return;
+      }
+      std::optional<FittedVariant> fitted =
+          fit_variant(v, threadblocks, budget, compile,
+                      &fitted_channels.try_emplace(v.sketch.name).first->second);
+      enter(std::move(v), std::move(*compiled.algorithm));
+      if (fitted) enter(std::move(fitted->variant), std::move(fitted->algorithm));
     } catch (const std::bad_alloc&) {
       out.rejected.push_back(rejection(name, std::string(kLeftOutForMemory)));
     } catch (const std::exception& e) {
-      out.rejected.push_back(rejection(name, e.what()));
+      if (!within) out.rejected.push_back(rejection(name, e.what()));
+    }
+  };
+  std::set<std::string> offered;
+  for (Variant& v : variants(topology, request.collective, plan, most_channels)) {
+    offered.insert(fmt::format("{} {}", v.sketch.name, ir::to_string(v.protocol)));
+    compile_entering(v, false);
+  }
+  for (const int channels : budget_channels(budget, most_channels)) {
+    for (Variant& v : variants(topology, request.collective, plan, channels)) {
+      // A sketch of the same name is the same sketch (its parameters are in its name).
+      if (offered.insert(fmt::format("{} {}", v.sketch.name, ir::to_string(v.protocol))).second) {
+        compile_entering(v, true);
+      }
     }
   }
   const std::vector<int> twins = twins_of(sources);
@@ -282,6 +335,7 @@ Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& 
   contest_request.with_nccl = request.with_nccl;
   contest_request.gap = request.gap;
   contest_request.prove_all = request.prove_all;
+  contest_request.max_threadblocks = request.max_threadblocks;
   tuning::Contest contest = tuning::run_contest(std::move(fields), topology, contest_request);
   s.synthesized = contest.field_sizes.front();
   s.proved = static_cast<std::size_t>(
@@ -349,15 +403,19 @@ std::string bound_report(const Synthesis& s) {
   }
   out +=
       "| size | bound (us) | chosen | threadblocks per rank | time (us) | % of bound | "
-      "synthesized (us) | NCCL's model (us) | others (us) |\n"
-      "|---|---|---|---|---|---|---|---|---|\n";
+      "synthesized (us) | NCCL's model (us) | others (us) | with more threadblocks |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows(s)) {
-    out += fmt::format("| {} | {:.1f} | {} | {} | {} | {:.0f} % | {} | {} | {} |\n",
+    out += fmt::format("| {} | {:.1f} | {} | {} | {} | {:.0f} % | {} | {} | {} | {} |\n",
                        size_label(r.bytes), r.bound_us, r.chosen, r.chosen_threadblocks,
                        time_or_dash(r.chosen_us), 100 * r.bound_us / r.chosen_us,
                        time_or_dash(r.synthesized_us), time_or_dash(r.nccl_us),
-                       time_or_dash(r.others_us));
+                       time_or_dash(r.others_us), r.over_budget);
   }
+  out +=
+      "\nsynthesized: the best synthesized candidate within the threadblock budget; with more "
+      "threadblocks: the fastest candidate over the budget, where it beats the chosen (its "
+      "speed-up and threadblocks per rank; predicted, never chosen, proved or written).\n";
   out += fmt::format(
       "\nSynthesis: bound and rings {:.2f} s, {} sketches compiled in {:.2f} s ({} left out), "
       "predicted in {:.2f} s, the {} written proved in {:.2f} s.\n",
@@ -367,12 +425,14 @@ std::string bound_report(const Synthesis& s) {
 }
 
 std::string bound_table(const Synthesis& s) {
-  std::string out = fmt::format("{:>8} {:>12} {:>12} {:>7} {:>12} {:>8}  {}\n", "size", "bound(us)",
-                                "time(us)", "%bound", "NCCL(us)", "tbs/rank", "chosen");
+  std::string out =
+      fmt::format("{:>8} {:>12} {:>12} {:>7} {:>12} {:>8} {:>16}  {}\n", "size", "bound(us)",
+                  "time(us)", "%bound", "NCCL(us)", "tbs/rank", "over budget", "chosen");
   for (const Row& r : rows(s)) {
-    out += fmt::format("{:>8} {:>12.1f} {:>12} {:>6.0f}% {:>12} {:>8}  {}\n", size_label(r.bytes),
-                       r.bound_us, time_or_dash(r.chosen_us), 100 * r.bound_us / r.chosen_us,
-                       time_or_dash(r.nccl_us), r.chosen_threadblocks, r.chosen);
+    out += fmt::format("{:>8} {:>12.1f} {:>12} {:>6.0f}% {:>12} {:>8} {:>16}  {}\n",
+                       size_label(r.bytes), r.bound_us, time_or_dash(r.chosen_us),
+                       100 * r.bound_us / r.chosen_us, time_or_dash(r.nccl_us),
+                       r.chosen_threadblocks, r.over_budget, r.chosen);
   }
   return out;
 }

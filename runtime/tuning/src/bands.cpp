@@ -13,13 +13,14 @@ namespace weft::tuning {
 
 namespace {
 
-// The fastest contender at a size, leaving out `skip` and, when `skip_family` is given, every
-// contender of that family.
+// The fastest contender at a size within the threadblock budget, leaving out `skip` and, when
+// `skip_family` is given, every contender of that family.
 int fastest(const std::vector<Contender>& contenders, std::size_t size, int skip,
             const std::string* skip_family = nullptr) {
   int best = -1;
   for (std::size_t c = 0; c < contenders.size(); ++c) {
     if (static_cast<int>(c) == skip) continue;
+    if (contenders[c].over_budget) continue;
     if (skip_family != nullptr && family(contenders[c]) == *skip_family) continue;
     const double t = contenders[c].time_us[size];
     if (!std::isfinite(t)) continue;
@@ -124,6 +125,39 @@ std::string tuner_csv(const std::vector<Band>& bands, const std::vector<Contende
     lines.push_back(std::move(line));
   }
   return write_tuner_config(lines);
+}
+
+OverBudgetGain over_budget_gain(const std::vector<Contender>& contenders, std::size_t size,
+                                int chosen) {
+  OverBudgetGain gain;
+  if (chosen < 0 || static_cast<std::size_t>(chosen) >= contenders.size()) return gain;
+  const double mine = contenders[static_cast<std::size_t>(chosen)].time_us[size];
+  double best = mine;
+  for (std::size_t c = 0; c < contenders.size(); ++c) {
+    const double t = contenders[c].time_us[size];
+    if (!contenders[c].over_budget || !std::isfinite(t) || !(t < best)) continue;
+    best = t;
+    gain.contender = static_cast<int>(c);
+  }
+  // Less than half a percent reads 1.00× in a table: not worth an SM of the job's.
+  if (gain.contender >= 0 && mine / best < 1.005) gain.contender = -1;
+  if (gain.contender >= 0) gain.speedup = mine / best;
+  return gain;
+}
+
+OverBudgetGain over_budget_gain(const std::vector<Contender>& contenders, const Band& band) {
+  OverBudgetGain most;
+  for (std::size_t i = band.first; i <= band.last; ++i) {
+    const OverBudgetGain gain = over_budget_gain(contenders, i, band.contender);
+    if (gain.contender >= 0 && gain.speedup > most.speedup) most = gain;
+  }
+  return most;
+}
+
+std::string over_budget_text(const std::vector<Contender>& contenders, const OverBudgetGain& gain) {
+  if (gain.contender < 0) return "-";
+  return fmt::format("{:.2f}× at {} tbs", gain.speedup,
+                     contenders[static_cast<std::size_t>(gain.contender)].threadblocks);
 }
 
 std::string threadblocks_text(const Contender& contender) {

@@ -10,6 +10,14 @@
 
 namespace weft::tuning {
 
+int busiest_threadblocks(const ir::Algorithm& algorithm) {
+  int most = 0;
+  for (const ir::Gpu& gpu : algorithm.gpus) {
+    most = std::max(most, static_cast<int>(gpu.threadblocks.size()));
+  }
+  return most;
+}
+
 Contender predict_candidate(const Candidate& candidate, const predict::Topology& topology,
                             const std::vector<std::uint64_t>& sizes, bool in_place,
                             const std::function<void(std::uint64_t bytes)>& on_size,
@@ -17,9 +25,7 @@ Contender predict_candidate(const Candidate& candidate, const predict::Topology&
   Contender c;
   c.name = candidate.name;
   c.protocol = candidate.algorithm.protocol;
-  for (const ir::Gpu& gpu : candidate.algorithm.gpus) {
-    c.threadblocks = std::max(c.threadblocks, static_cast<int>(gpu.threadblocks.size()));
-  }
+  c.threadblocks = busiest_threadblocks(candidate.algorithm);
   c.time_us.assign(sizes.size(), kNotApplicable);
   // Built only where a size is predicted: its plan is most of a large algorithm's memory.
   std::optional<predict::Simulator> simulator;

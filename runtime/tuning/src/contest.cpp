@@ -94,6 +94,11 @@ Contest run_contest(std::vector<Field> fields, const predict::Topology& topology
   // many nodes (eight A100 nodes' allreduce: about four of its five seconds, for nine sketches
   // of which one wins).
   for (std::size_t k = 0; request.prove_all && k < seats.size();) {
+    if (request.max_threadblocks > 0 &&
+        busiest_threadblocks(contest.candidates[k].algorithm) > request.max_threadblocks) {
+      ++k;
+      continue;
+    }
     if (auto why = prove_entry(entry_of(seats[k]), contest.candidates[k], request,
                                contest.prove_seconds)) {
       contest.rejected[seats[k].field].push_back(std::move(*why));
@@ -109,6 +114,7 @@ Contest run_contest(std::vector<Field> fields, const predict::Topology& topology
   ask.in_place = request.in_place;
   ask.with_nccl = request.with_nccl;
   ask.on_predict = request.on_predict;
+  ask.max_threadblocks = request.max_threadblocks;
   if (prunable) {
     ask.floor_us = fields[*prunable].floor_us;
     ask.prunable_backwards = fields[*prunable].backwards;

@@ -52,8 +52,9 @@ std::string report_markdown(const std::vector<std::uint64_t>& sizes,
   out += "Predicted by Weft's simulator (weftc simulate), not measured. ";
   out += "![predicted bus bandwidth](report.svg)\n\n## Bands\n\n";
   out +=
-      "| sizes | winner | threadblocks per rank | file | best other algorithm | margin |\n"
-      "|---|---|---|---|---|---|\n";
+      "| sizes | winner | threadblocks per rank | file | best other algorithm | margin | "
+      "with more threadblocks |\n"
+      "|---|---|---|---|---|---|---|\n";
   for (const Band& band : bands) {
     const std::string range =
         fmt::format("{} – {}", band.min_bytes == 0 ? std::string("0") : size_text(band.min_bytes),
@@ -63,26 +64,30 @@ std::string report_markdown(const std::vector<std::uint64_t>& sizes,
                                   ? info.files[static_cast<std::size_t>(band.contender)]
                                   : std::string();
     out += fmt::format(
-        "| {} | {} | {} | {} | {} | {} |\n", range, winner.name, threadblocks_text(winner),
+        "| {} | {} | {} | {} | {} | {} | {} |\n", range, winner.name, threadblocks_text(winner),
         winner.nccl ? std::string("tuner.csv") : (file.empty() ? std::string("-") : file),
         band.runner_up >= 0 ? contenders[static_cast<std::size_t>(band.runner_up)].name
                             : std::string("-"),
-        std::isfinite(band.margin) ? fmt::format("{:.2f}×", band.margin) : std::string("-"));
+        std::isfinite(band.margin) ? fmt::format("{:.2f}×", band.margin) : std::string("-"),
+        over_budget_text(contenders, over_budget_gain(contenders, band)));
   }
   out +=
       "\nthreadblocks per rank: the most any rank runs, each on an SM of its own, taken from the "
       "job's kernels while the call runs (NCCL's own algorithms: its channels, its choice); best "
       "other algorithm: the fastest of another algorithm (not the winner with another "
       "channel count, protocol or split); margin: the smallest, over the band's sizes, of its "
-      "time over the winner's.\n\n## Predicted bus bandwidth (GB/s)\n\nThe picture draws "
-      "the winners and the best of each other algorithm; this table has every candidate.\n\n"
-      "| contender |";
+      "time over the winner's; with more threadblocks: the most a candidate over the "
+      "threadblock budget would have gained in the band (its time at its threadblocks per "
+      "rank; chosen for no band), \"-\" where none is faster.\n\n## Predicted bus bandwidth "
+      "(GB/s)\n\nThe picture draws the winners and the best of each other algorithm; this "
+      "table has every candidate.\n\n| contender | threadblocks per rank |";
   for (std::uint64_t s : sizes) out += fmt::format(" {} |", size_text(s));
-  out += "\n|---|";
+  out += "\n|---|---|";
   for (std::size_t i = 0; i < sizes.size(); ++i) out += "---|";
   out += "\n";
   for (const Contender& c : contenders) {
-    out += fmt::format("| {} |", c.name);
+    out += fmt::format("| {} | {}{} |", c.name, threadblocks_text(c),
+                       c.over_budget ? " (over budget)" : "");
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       const double bw = busbw(c, i, sizes[i], factor);
       out += std::isfinite(bw) ? fmt::format(" {:.1f} |", bw) : std::string(" n/a |");

@@ -1,5 +1,6 @@
 #include "weft/tuning/tune.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
@@ -31,6 +32,29 @@ std::optional<std::string> write_text(const fs::path& path, const std::string& t
   return error;
 }
 
+bool over_budget(const Candidate& candidate, const TuneRequest& request) {
+  return request.max_threadblocks > 0 &&
+         busiest_threadblocks(candidate.algorithm) > request.max_threadblocks;
+}
+
+// The order the candidates are predicted in: as listed, the prunable ones backwards where asked;
+// those within the threadblock budget before those over it, so that what may be chosen is
+// predicted first and prunes what only says what more threadblocks would gain.
+std::vector<std::size_t> prediction_order(const std::vector<Candidate>& candidates,
+                                          const TuneRequest& request) {
+  const std::size_t first = request.prunable_first;
+  const std::size_t end = first + request.prunable;
+  std::vector<std::size_t> order;
+  for (std::size_t position = 0; position < candidates.size(); ++position) {
+    const bool in_range = position >= first && position < end;
+    order.push_back(request.prunable_backwards && in_range ? first + (end - 1 - position)
+                                                           : position);
+  }
+  std::stable_partition(order.begin(), order.end(),
+                        [&](std::size_t k) { return !over_budget(candidates[k], request); });
+  return order;
+}
+
 }  // namespace
 
 Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& topology,
@@ -58,14 +82,14 @@ Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& t
   Tuning tuning;
   tuning.sizes = request.sizes;
   const std::size_t sizes = request.sizes.size();
-  // Per size: the best of the prunable candidates predicted so far.
+  // Per size: the best of the prunable candidates predicted so far, within the budget and over it.
   std::vector<double> best(sizes, kNotApplicable);
+  std::vector<double> best_over(sizes, kNotApplicable);
   LeftOut left_out;
   tuning.contenders.resize(candidates.size());
-  for (std::size_t position = 0; position < candidates.size(); ++position) {
-    const bool in_range = position >= first && position < end;
-    const std::size_t k =
-        request.prunable_backwards && in_range ? first + (end - 1 - position) : position;
+  const std::vector<std::size_t> order = prediction_order(candidates, request);
+  for (std::size_t position = 0; position < order.size(); ++position) {
+    const std::size_t k = order[position];
     const Candidate& candidate = candidates[k];
     std::function<void(std::uint64_t)> on_size;
     if (request.on_predict) {
@@ -74,9 +98,15 @@ Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& t
       };
     }
     const bool prunable = k >= first && k < end;
+    const bool over = over_budget(candidate, request);
     Pruning pruning;
     if (prunable) {
       pruning.ceiling_us = best;
+      // Over the budget it need only be predicted where it could beat what may be chosen, and
+      // the others over the budget (what more threadblocks would gain).
+      for (std::size_t i = 0; over && i < sizes; ++i) {
+        pruning.ceiling_us[i] = std::min(best[i], best_over[i]);
+      }
       // Of two candidates that tie, the first wins its band. Predicted backwards, a candidate
       // that could tie one after it is predicted: left out only where its floor is above the
       // best by more than rounding (a latency-bound call's floor is its time, summed another
@@ -95,9 +125,11 @@ Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& t
     }
     tuning.contenders[k] = predict_candidate(candidate, topology, request.sizes, request.in_place,
                                              on_size, pruning, &left_out);
+    tuning.contenders[k].over_budget = over;
     if (!prunable) continue;
+    std::vector<double>& best_of_kind = over ? best_over : best;
     for (std::size_t i = 0; i < sizes; ++i) {
-      best[i] = std::min(best[i], tuning.contenders[k].time_us[i]);
+      best_of_kind[i] = std::min(best_of_kind[i], tuning.contenders[k].time_us[i]);
     }
   }
   if (request.with_nccl) {
@@ -135,6 +167,14 @@ Tuning tune(const std::vector<Candidate>& candidates, const predict::Topology& t
         "a protocol with more payload per byte (its twin) was faster, as its lower latency pays "
         "less the larger the call",
         left_out.behind_twin));
+  }
+  const auto over = std::count_if(tuning.contenders.begin(), tuning.contenders.end(),
+                                  [](const Contender& c) { return c.over_budget; });
+  if (over > 0) {
+    info.notes.push_back(fmt::format(
+        "{} candidate(s) over the threadblock budget ({} per rank): predicted, for what more "
+        "threadblocks would gain, but chosen for no band",
+        over, request.max_threadblocks));
   }
   return tuning;
 }
@@ -208,14 +248,16 @@ std::optional<std::string> write_folder(const std::string& output, Tuning& tunin
 }
 
 std::string bands_table(const Tuning& tuning) {
-  std::string out = fmt::format("{:>12} {:>12}  {:<40} {:>8}  {}\n", "min_bytes", "max_bytes",
-                                "winner", "tbs/rank", "vs the best other algorithm");
+  std::string out =
+      fmt::format("{:>12} {:>12}  {:<40} {:>8}  {:<18}  {}\n", "min_bytes", "max_bytes", "winner",
+                  "tbs/rank", "more tbs would gain", "vs the best other algorithm");
   for (const Band& band : tuning.bands) {
     const Contender& winner = tuning.contenders[static_cast<std::size_t>(band.contender)];
     out += fmt::format(
-        "{:>12} {:>12}  {:<40} {:>8}  {}\n", band.min_bytes,
+        "{:>12} {:>12}  {:<40} {:>8}  {:<18}  {}\n", band.min_bytes,
         band.max_bytes == 0 ? std::string("-") : std::to_string(band.max_bytes), winner.name,
         threadblocks_text(winner),
+        over_budget_text(tuning.contenders, over_budget_gain(tuning.contenders, band)),
         std::isfinite(band.margin)
             ? fmt::format("{:.2f}× faster than {}", band.margin,
                           tuning.contenders[static_cast<std::size_t>(band.runner_up)].name)

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "../command_line.h"
 #include "../commands.h"
 #include "../load.h"
 #include "sources.h"
+#include "weft/ir/validate.h"
+#include "weft/tuning/threadblock_budget.h"
 #include "weft/tuning/tune.h"
 
 namespace weft::weftc {
@@ -25,7 +28,22 @@ void add_contest_options(CLI::App& cmd, ContestArgs& args, const char* collectiv
                            "default: out-of-place, as nccl-tests' first columns",
                            verb));
   cmd.add_flag("--no-nccl", args.no_nccl, "Leave NCCL's own algorithms out");
+  cmd.add_option("--max-threadblocks", args.max_threadblocks,
+                 "The most threadblocks per rank a chosen algorithm may run, each on an SM the "
+                 "job's kernels lose while the call runs (default: NCCL's channel ceiling for the "
+                 "GPUs, 32 before Blackwell, 16 on Blackwell); a faster candidate over it is "
+                 "reported, not chosen")
+      // No file has more than the weft profile's threadblocks per rank: a larger budget is none.
+      ->check(whole_number(1, ir::weft_limits().max_threadblocks_per_rank,
+                           "the threadblocks per rank"));
   cmd.add_flag("--force", args.force, "Replace what an earlier run wrote in the output folder");
+}
+
+int threadblock_budget_printed(const ContestArgs& args, const predict::Topology& machine) {
+  const tuning::ThreadblockBudget budget =
+      tuning::threadblock_budget(machine, args.max_threadblocks);
+  fmt::print("threadblock budget: {} per rank ({})\n", budget.threadblocks, budget.source);
+  return budget.threadblocks;
 }
 
 bool user_field(const ContestArgs& args, ir::Collective collective, int ranks, tuning::Field& out) {

@@ -28,6 +28,7 @@ struct ContestArgs {
   bool in_place = false;
   bool no_nccl = false;
   bool force = false;
+  int max_threadblocks = 0;  // --max-threadblocks; 0: NCCL's channel ceiling for the GPUs
   std::string output;
 };
 
@@ -35,6 +36,10 @@ struct ContestArgs {
 // help), `verb` says what it does (--in-place's help).
 void add_contest_options(CLI::App& cmd, ContestArgs& args, const char* collectives,
                          const char* verb);
+
+// The threadblock budget per rank (--max-threadblocks, else NCCL's channel ceiling for the
+// machine's GPUs), printed with where it came from.
+int threadblock_budget_printed(const ContestArgs& args, const predict::Topology& machine);
 
 // The user's files (--xml, --candidates) as the contest's field, checked against the machine.
 // False when one could not be used (the reason printed).

@@ -184,11 +184,12 @@ bool file_field(const std::vector<std::string>& files, const std::vector<std::st
 
 #ifdef WEFT_HAVE_SYNTHESIS
 tuning::Field sketch_field(const predict::Topology& machine, ir::Collective collective,
-                           const std::string& profile, bool in_place) {
+                           const std::string& profile, bool in_place, int max_threadblocks) {
   synthesis::SynthesisRequest request;
   request.collective = collective;
   request.in_place = in_place;
   request.profile = profile;
+  request.max_threadblocks = max_threadblocks;
   try {
     return synthesis::sketches(machine, request).field;
   } catch (const std::invalid_argument& e) {

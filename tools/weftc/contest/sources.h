@@ -42,10 +42,11 @@ bool file_field(const std::vector<std::string>& files, const std::vector<std::st
                 tuning::Field& out);
 
 #ifdef WEFT_HAVE_SYNTHESIS
-// The sketches synthesized for the machine (weft/synthesis/synthesize.h) as a field; where
-// nothing can be synthesized there, an empty field that says why.
+// The sketches synthesized for the machine (weft/synthesis/synthesize.h) as a field, those over
+// `max_threadblocks` with their routes fitted to it beside them; where nothing can be synthesized
+// there, an empty field that says why.
 tuning::Field sketch_field(const predict::Topology& machine, ir::Collective collective,
-                           const std::string& profile, bool in_place);
+                           const std::string& profile, bool in_place, int max_threadblocks);
 #endif
 
 }  // namespace weft::weftc

@@ -20,8 +20,8 @@ std::optional<std::string> clear_sketches(const std::string& dir, bool force);
 std::optional<synthesis::Bound> bound_or_report(const predict::Topology& machine,
                                                 ir::Collective collective);
 
-// Every sketch, chosen or not, as DIR/<name>.xml (--all; each proved: prove_all), for
-// `weftc simulate` and `weftc draw`. kOk, or kFailed after printing why.
+// Every sketch within the threadblock budget, chosen or not, as DIR/<name>.xml (--all; each
+// proved: prove_all), for `weftc simulate` and `weftc draw`. kOk, or kFailed after printing why.
 int write_sketches(const std::string& dir, const synthesis::Synthesis& result);
 
 // Appends the section on the bound (synthesis::bound_report) to the tuning's report.md.

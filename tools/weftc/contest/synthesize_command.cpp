@@ -97,6 +97,7 @@ int synthesize_within(const SynthesizeArgs& args) {
   request.bound = bound_or_report(*machine, *collective);
   if (!request.bound) return kFailed;
   if (args.bound_only) return kOk;
+  request.max_threadblocks = threadblock_budget_printed(common, *machine);
 
   // The other fields after the sketches: the library's variants (--library), the user's files.
   ProgressLine progress("weftc synthesize");
@@ -143,10 +144,14 @@ int synthesize_within(const SynthesizeArgs& args) {
   if (const int code = append_bound_report(common.output + "/report.md", result)) return code;
   const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const auto over_budget =
+      std::count_if(result.tuning.contenders.begin(), result.tuning.contenders.end(),
+                    [](const tuning::Contender& c) { return c.over_budget; });
   fmt::print(
-      "{} sketches compiled ({} left out), {} candidates in all; {} proved (every sketch "
-      "written)\n",
-      result.synthesized, result.rejected.size(), result.candidates.size(), result.proved);
+      "{} sketches compiled ({} left out; {} over the threadblock budget, predicted for what they "
+      "would gain), {} candidates in all; {} proved (every sketch written)\n",
+      result.synthesized, result.rejected.size(), over_budget, result.candidates.size(),
+      result.proved);
   fmt::print("{}", synthesis::bound_table(result));
   fmt::print(
       "wrote {} (WEFT_ALGO_DIR={} WEFT_TUNER_CONFIG={}/tuner.csv); bound {:.2f} s, compile "

@@ -55,6 +55,7 @@ int tune(TuneArgs args) {
     fmt::print(stderr, "weftc tune: {}\n", *problem);
     return kBadInput;
   }
+  request.max_threadblocks = threadblock_budget_printed(common, *machine);
 
   std::vector<tuning::Field> fields(1);
   if (!user_field(common, *collective, machine->ranks(), fields[0])) return kBadInput;
@@ -69,7 +70,8 @@ int tune(TuneArgs args) {
       (*collective == ir::Collective::AllGather || *collective == ir::Collective::ReduceScatter ||
        *collective == ir::Collective::AllReduce || *collective == ir::Collective::AllToAll)) {
     progress.set("synthesizing algorithms for the machine");
-    fields.push_back(sketch_field(*machine, *collective, common.profile, common.in_place));
+    fields.push_back(sketch_field(*machine, *collective, common.profile, common.in_place,
+                                  request.max_threadblocks));
   }
 #endif
   const double compiled_s =

@@ -40,6 +40,10 @@ struct SynthesisRequest {
   // is within it of a sketch predicted there are not predicted; the chosen sketch is then at
   // most that much slower than the best of them.
   double gap = 0.01;
+  // The most threadblocks a written file may run on its busiest rank (0: no budget). A sketch
+  // over it is predicted, for what it would gain, but not chosen, proved or written; the same
+  // routes on fewer threadblocks contend beside it (docs/synthesis.md, "A threadblock budget").
+  int max_threadblocks = 0;
 };
 
 // Why a sketch is left out where compiling or proving it ran out of memory (past the process's

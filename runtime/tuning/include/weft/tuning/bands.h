@@ -24,6 +24,9 @@ struct Contender {
   // A Weft algorithm's threadblocks on its busiest rank: the SMs it takes from the job's own
   // kernels while it runs (0 for NCCL's, whose channels NCCL chooses).
   int threadblocks = 0;
+  // More threadblocks than the tuning's budget (TuneRequest::max_threadblocks): predicted, for
+  // what it would gain, but never chosen.
+  bool over_budget = false;
   std::vector<double> time_us;  // per size; kNotApplicable where it does not apply
 };
 
@@ -47,12 +50,26 @@ struct Band {
 // "synth_rings_l8_p8 Simple" -> "synth_rings"); NCCL's "NCCL ring LL" -> "NCCL ring".
 std::string family(const Contender& contender);
 
-// Sizes ascending. Each size goes to its fastest contender (ties to the earlier one); runs of
+// Sizes ascending. Each size goes to its fastest contender within the threadblock budget (ties to
+// the earlier one; over-budget contenders neither win nor are runners-up); runs of
 // one winner make a band; a band reaches up to the byte before the next band's first size, the
 // first band down to 0 and the last one up without bound, so every call size falls in exactly one
 // band. Sizes no contender applies to join the band below (or above, at the start).
 std::vector<Band> choose_bands(const std::vector<std::uint64_t>& sizes,
                                const std::vector<Contender>& contenders);
+
+// What more threadblocks would gain at one size: the fastest over-budget contender there, where it
+// is predicted faster than the contender chosen there.
+struct OverBudgetGain {
+  int contender = -1;  // -1: none is faster
+  double speedup = 1;  // the chosen contender's time over its time (> 1)
+};
+OverBudgetGain over_budget_gain(const std::vector<Contender>& contenders, std::size_t size,
+                                int chosen);
+// The most an over-budget contender gains over the band's winner at any of the band's sizes.
+OverBudgetGain over_budget_gain(const std::vector<Contender>& contenders, const Band& band);
+// The gain for a table: "1.04× at 64 tbs", or "-" where more threadblocks gain nothing.
+std::string over_budget_text(const std::vector<Contender>& contenders, const OverBudgetGain& gain);
 
 // NCCL tuner rules (plugin/include/weft/tuning/tuner_config.h's format) for the bands NCCL
 // wins, one line each, with a header comment.

@@ -19,6 +19,10 @@ struct Candidate {
   ir::Algorithm algorithm;
 };
 
+// The threadblocks of the algorithm's busiest rank: the SMs it takes from the job's kernels while
+// it runs, what a threadblock budget (TuneRequest::max_threadblocks) counts.
+int busiest_threadblocks(const ir::Algorithm& algorithm);
+
 // Where a candidate need not be predicted (both empty: everywhere it is). At size i, when the
 // candidate cannot take less than `ceiling_us[i]` (a time already predicted for another): by
 // the caller's `floor_us[i]`, or by the simulator's own floor (Simulator::floor_us).

@@ -52,6 +52,9 @@ struct ContestRequest {
   bool with_nccl = true;
   double gap = 0;          // TuneRequest::gap, for the prunable field
   bool prove_all = false;  // prove every entry before predicting, not only the winners
+  // TuneRequest::max_threadblocks: a candidate over it wins no band, so none is proved (not even
+  // with prove_all, which proves what will be written).
+  int max_threadblocks = 0;
   // Hears each prediction (TuneRequest::on_predict) and each proof (k of n, 1-based).
   std::function<void(std::size_t k, std::size_t n, const std::string& name, std::uint64_t bytes)>
       on_predict;

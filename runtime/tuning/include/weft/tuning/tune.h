@@ -58,6 +58,13 @@ struct TuneRequest {
   // LL128 twins, and those their Simple ones. tune throws std::invalid_argument for an index out
   // of range or a candidate's own.
   std::vector<int> twins;
+  // The most threadblocks a chosen Weft algorithm may run on its busiest rank (0: no budget):
+  // each takes an SM from the job's kernels while the call runs. A candidate over it is still
+  // predicted, for what it would gain (Contender::over_budget, over_budget_gain), but chosen for
+  // no band. The candidates within it are predicted first, and only they prune one another; an
+  // over-budget one is pruned against them and the others over it, so that it never leaves out
+  // one that may be chosen.
+  int max_threadblocks = 0;
 };
 
 struct Tuning {
