@@ -59,6 +59,8 @@ done
 own=(
   "ring allreduce, 8 channels, Simple|ring-8ch-simple.txt|allreduce_ring --ranks 8 --instances 8"
   "ring allreduce, 1 channel, Simple|ring-1ch-simple.txt|allreduce_ring --ranks 8"
+  "ring allreduce, 8 channels, LL|ring-8ch-ll.txt|allreduce_ring --ranks 8 --instances 8 --proto LL"
+  "ring allreduce, 4 channels, LL128|ring-4ch-ll128.txt|allreduce_ring --ranks 8 --instances 4 --proto LL128"
   "all-pairs allreduce, Simple|allpairs-simple.txt|allreduce_allpairs --ranks 8"
   "all-pairs allreduce, LL|allpairs-ll.txt|allreduce_allpairs --ranks 8 --proto LL"
 )

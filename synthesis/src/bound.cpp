@@ -508,7 +508,7 @@ std::vector<ProtocolFloor> floors(const predict::Topology& topology, const Group
     const predict::ProtocolCosts& costs = topology.costs().protocol(protocol);
     double hop = std::numeric_limits<double>::infinity();
     for (std::size_t type = 0; type < predict::kLinkTypes; ++type) {
-      if (crossing[type]) hop = std::min(hop, costs.hop_latency_us[type]);
+      if (crossing[type]) hop = std::min(hop, costs.hop_us(static_cast<predict::LinkType>(type)));
     }
     if (!std::isfinite(hop)) hop = 0;
     ProtocolFloor f;

@@ -169,3 +169,21 @@ TEST_CASE("achievable shares: NCCL's per-link figures and NVIDIA's measurements,
   CHECK(t.at_line_rate().links()[static_cast<std::size_t>(t.route(0, 1)[0])].bandwidth_gbs ==
         Approx(450));
 }
+
+TEST_CASE("Weft's measured step floors every hop, and reads and writes as step_latency_us") {
+  // NCCL's LL hop over NVLink is 0.6 us; a step of Weft's interpreter measured 3.2 (an 8-rank LL
+  // ring of 1 KB on one H100: 51.84 us for 14 steps after a 6.6 us launch).
+  const Topology h100 = load("h100-nvswitch");
+  const ProtocolCosts& ll = h100.costs().protocol(Protocol::LL);
+  CHECK(ll.hop_latency_us[at(LinkType::NVLink)] == Approx(0.6));
+  CHECK(ll.step_latency_us == Approx(3.2));
+  CHECK(ll.hop_us(LinkType::NVLink) == Approx(3.2));
+  // Simple's NVLink hop (3.4 us) is longer than its step (3.3): the hop stands.
+  CHECK(h100.costs().protocol(Protocol::Simple).hop_us(LinkType::NVLink) == Approx(3.4));
+  CostParameters c = h100.costs();
+  CHECK(write_cost_parameters(c).find("ll.step_latency_us = 3.2") != std::string::npos);
+  const Diagnostics d = read_cost_parameters("ll.step_latency_us = 0\n", "s.txt", c);
+  INFO(d.str());
+  REQUIRE(!d.has_errors());
+  CHECK(c.protocol(Protocol::LL).hop_us(LinkType::NVLink) == Approx(0.6));
+}

@@ -76,6 +76,16 @@ predict::Topology topology(const std::string& name, int nodes = 1, int gpus_per_
   return std::move(*loaded.topology);
 }
 
+// NCCL's algorithms as NCCL runs them: its kernel's hops, with no floor of a Weft step under them
+// (ProtocolCosts::step_latency_us), so that simulating them reproduces NCCL's model.
+predict::Topology nccl_kernel(const std::string& name) {
+  predict::Topology t = topology(name);
+  predict::CostParameters costs = t.costs();
+  for (predict::ProtocolCosts& p : costs.protocols) p.step_latency_us = 0;
+  t.set_costs(costs);
+  return t;
+}
+
 double simulate(const ir::Algorithm& algo, const predict::Topology& topo, std::uint64_t bytes) {
   const predict::Simulator simulator(algo, topo);
   REQUIRE(simulator.error().empty());
@@ -101,7 +111,7 @@ double nccl_time(const predict::Topology& topo, const std::string& algorithm, ir
 
 TEST_CASE("NCCL's ring, simulated with NCCL's channels, agrees with NCCL's model within 25%") {
   for (const char* preset : {"h100-nvswitch", "a100-nvswitch"}) {
-    const predict::Topology topo = topology(preset);
+    const predict::Topology topo = nccl_kernel(preset);
     const int channels = predict::nccl_ring_graph(topo).channels;
     for (const ir::Protocol proto : {ir::Protocol::Simple, ir::Protocol::LL, ir::Protocol::LL128}) {
       dsl::AlgorithmParams params;
@@ -139,7 +149,7 @@ TEST_CASE("NCCL's tree, simulated as its one-node chain, stays within its bounds
     double low, high;  // simulated time / NCCL's model
   };
   for (const char* preset : {"h100-nvswitch", "a100-nvswitch"}) {
-    const predict::Topology topo = topology(preset);
+    const predict::Topology topo = nccl_kernel(preset);
     const int channels = predict::nccl_ring_graph(topo).channels;
     for (const Bounds& b :
          {Bounds{ir::Protocol::Simple, 0.65, 1.0}, Bounds{ir::Protocol::LL128, 0.7, 1.35},
@@ -415,6 +425,7 @@ predict::Topology one_link(double link_gbs) {
   predict::ProtocolCosts& simple = costs.protocols[static_cast<std::size_t>(ir::Protocol::Simple)];
   simple.threadblock_bandwidth_gbs = kThreadblockGbs;
   simple.hop_latency_us.fill(0);
+  simple.step_latency_us = 0;
   // The link carries its stated rate: these tests are about how flows share it.
   costs.achievable_share.fill(1.0);
   topo.set_costs(costs);

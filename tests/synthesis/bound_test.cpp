@@ -9,10 +9,10 @@
 namespace weft::synthesis {
 namespace {
 
-using test::line_rate_topology;
+using test::nominal_topology;
 
 TEST_CASE("On one NVSwitch node a GPU's NVLink binds: 450 GB/s over (N-1)/N") {
-  const predict::Topology h100 = line_rate_topology("h100-nvswitch");
+  const predict::Topology h100 = nominal_topology("h100-nvswitch");
   const Bound ag = bandwidth_bound(h100, ir::Collective::AllGather);
   CHECK(ag.algbw_gbs == Approx(450.0 * 8 / 7).epsilon(1e-4));
   CHECK_THAT(ag.cut, Catch::Contains("into gpu"));
@@ -42,13 +42,13 @@ TEST_CASE("At achievable rates the bound is what the links deliver, not their li
 // calls are bound by LL's (no call latency, the shortest hop, half the payload per line), large
 // ones by Simple's (full payload).
 TEST_CASE("The bound's time adds what every call pays to the transfer, by the best protocol") {
-  const predict::Topology h100 = line_rate_topology("h100-nvswitch");
+  const predict::Topology h100 = nominal_topology("h100-nvswitch");
   const predict::CostParameters& costs = h100.costs();
   const Bound ag = bandwidth_bound(h100, ir::Collective::AllGather);
   REQUIRE(ag.floors.size() == 3);
   const auto latency = [&](ir::Protocol p, predict::LinkType hop) {
     return costs.launch_latency_us + costs.protocol(p).call_latency_us +
-           costs.protocol(p).hop_latency_us[static_cast<std::size_t>(hop)];
+           costs.protocol(p).hop_us(hop);
   };
   const double ll = latency(ir::Protocol::LL, predict::LinkType::NVLink);
   const double simple = latency(ir::Protocol::Simple, predict::LinkType::NVLink);
@@ -60,7 +60,7 @@ TEST_CASE("The bound's time adds what every call pays to the transfer, by the be
   CHECK(ag.latency_us(1 << 30) == Approx(simple));
 
   // Across nodes the binding cut is a node's NICs: its hop is the network's.
-  const predict::Topology a100 = line_rate_topology("a100-nvswitch", 8);
+  const predict::Topology a100 = nominal_topology("a100-nvswitch", 8);
   const Bound across = bandwidth_bound(a100, ir::Collective::AllGather);
   const predict::ProtocolCosts& a100_simple = a100.costs().protocol(ir::Protocol::Simple);
   CHECK(across.latency_us(1 << 30) ==
@@ -71,15 +71,13 @@ TEST_CASE("The bound's time adds what every call pays to the transfer, by the be
 // The issue's figure: NVLink (300) plus the GPU's own NIC (25) into each GPU; the PCIe switch a
 // GPU shares with its NIC does not route GPU to GPU, so its 31.5 GB/s does not count.
 TEST_CASE("Across two A100 nodes a GPU's NVLink and NIC bind the allgather, not PCIe paths") {
-  const Bound ag =
-      bandwidth_bound(line_rate_topology("a100-nvswitch", 2), ir::Collective::AllGather);
+  const Bound ag = bandwidth_bound(nominal_topology("a100-nvswitch", 2), ir::Collective::AllGather);
   CHECK(ag.algbw_gbs == Approx(325.0 * 16 / 15).epsilon(1e-4));
   CHECK_THAT(ag.cut, Catch::Contains("node 0 gpu"));
 }
 
 TEST_CASE("Across eight A100 nodes the NICs into a node bind the allgather") {
-  const Bound ag =
-      bandwidth_bound(line_rate_topology("a100-nvswitch", 8), ir::Collective::AllGather);
+  const Bound ag = bandwidth_bound(nominal_topology("a100-nvswitch", 8), ir::Collective::AllGather);
   // A node takes in the other 56 ranks' blocks through 8 NICs of 25 GB/s.
   CHECK(ag.algbw_gbs == Approx(200.0 * 64 / 56).epsilon(1e-4));
   CHECK_THAT(ag.cut, Catch::Contains("into node 0"));
@@ -90,7 +88,7 @@ TEST_CASE("Across eight A100 nodes the NICs into a node bind the allgather") {
 // fast and their last ones cross the network: from mid sizes the node's cut takes longer, and
 // the bound's time is the longer of the two, in every protocol.
 TEST_CASE("Across nodes a call takes as long as the node's cut with its network hop at least") {
-  const predict::Topology h100 = line_rate_topology("h100-nvswitch", 4);
+  const predict::Topology h100 = nominal_topology("h100-nvswitch", 4);
   const Bound ag = bandwidth_bound(h100, ir::Collective::AllGather);
   CHECK(ag.algbw_gbs == Approx(500.0 * 32 / 31).epsilon(1e-4));
   REQUIRE(ag.node);
@@ -99,7 +97,7 @@ TEST_CASE("Across nodes a call takes as long as the node's cut with its network 
   const predict::CostParameters& costs = h100.costs();
   const auto latency = [&](ir::Protocol p, predict::LinkType hop) {
     return costs.launch_latency_us + costs.protocol(p).call_latency_us +
-           costs.protocol(p).hop_latency_us[static_cast<std::size_t>(hop)];
+           costs.protocol(p).hop_us(hop);
   };
   const std::uint64_t mid = 64ull << 20;
   const double over_gpu = latency(ir::Protocol::Simple, predict::LinkType::NVLink) +
@@ -115,12 +113,11 @@ TEST_CASE("Across nodes a call takes as long as the node's cut with its network 
   CHECK(ag.time_us(large) ==
         Approx(latency(ir::Protocol::Simple, predict::LinkType::NVLink) + ag.transfer_us(large)));
   // On one node there is no node's cut to count.
-  CHECK_FALSE(bandwidth_bound(line_rate_topology("h100-nvswitch"), ir::Collective::AllGather).node);
+  CHECK_FALSE(bandwidth_bound(nominal_topology("h100-nvswitch"), ir::Collective::AllGather).node);
 }
 
 TEST_CASE("Alltoall across two nodes is bound by the NICs: half of every rank's bytes cross") {
-  const Bound a2a =
-      bandwidth_bound(line_rate_topology("a100-nvswitch", 2), ir::Collective::AllToAll);
+  const Bound a2a = bandwidth_bound(nominal_topology("a100-nvswitch", 2), ir::Collective::AllToAll);
   // 8 ranks × M / 2 leave a node through 200 GB/s.
   CHECK(a2a.algbw_gbs == Approx(200.0 / 4).epsilon(1e-4));
   CHECK_THAT(a2a.cut, Catch::Contains("node 0"));
@@ -128,29 +125,28 @@ TEST_CASE("Alltoall across two nodes is bound by the NICs: half of every rank's 
 
 TEST_CASE("The bound refuses what has no links to bound, naming why") {
   CHECK_THROWS_WITH(
-      bandwidth_bound(line_rate_topology("h100-nvswitch", 1, 1), ir::Collective::AllGather),
+      bandwidth_bound(nominal_topology("h100-nvswitch", 1, 1), ir::Collective::AllGather),
       Catch::Contains("1 rank"));
-  CHECK_THROWS_WITH(
-      bandwidth_bound(line_rate_topology("emulated", 1, 4), ir::Collective::AllGather),
-      Catch::Contains("emulates"));
-  CHECK_THROWS_WITH(bandwidth_bound(line_rate_topology("h100-nvswitch"), ir::Collective::Broadcast),
+  CHECK_THROWS_WITH(bandwidth_bound(nominal_topology("emulated", 1, 4), ir::Collective::AllGather),
+                    Catch::Contains("emulates"));
+  CHECK_THROWS_WITH(bandwidth_bound(nominal_topology("h100-nvswitch"), ir::Collective::Broadcast),
                     Catch::Contains("broadcast") && Catch::Contains("allgather"));
 }
 
 TEST_CASE("A DGX-1's bound is its six NVLinks, and falls with a link removed") {
   const auto file = test::dgx1_file();
   if (!file) return;
-  const Bound whole = bandwidth_bound(line_rate_topology(*file), ir::Collective::AllGather);
+  const Bound whole = bandwidth_bound(nominal_topology(*file), ir::Collective::AllGather);
   // 150 GB/s of NVLink into every GPU; PCIe adds only what crosses between the sockets.
   CHECK(whole.algbw_gbs >= 150.0 * 8 / 7);
   CHECK(whole.algbw_gbs < 160.0 * 8 / 7);
   const Bound degraded =
-      bandwidth_bound(line_rate_topology(*file, 1, 0, {{0, 1, 0}}), ir::Collective::AllGather);
+      bandwidth_bound(nominal_topology(*file, 1, 0, {{0, 1, 0}}), ir::Collective::AllGather);
   CHECK(degraded.algbw_gbs < whole.algbw_gbs * 0.9);
   CHECK(degraded.algbw_gbs >= 125.0 * 8 / 7);
   // A weak GPU can be a leaf of every tree: allreduce need not pay it twice its share.
   const Bound allreduce =
-      bandwidth_bound(line_rate_topology(*file, 1, 0, {{0, 1, 0}}), ir::Collective::AllReduce);
+      bandwidth_bound(nominal_topology(*file, 1, 0, {{0, 1, 0}}), ir::Collective::AllReduce);
   CHECK(allreduce.algbw_gbs > degraded.algbw_gbs / 2 * 1.1);
   CHECK_THAT(allreduce.cut, Catch::Contains("every GPU, together"));
 }
@@ -161,13 +157,13 @@ TEST_CASE("A DGX-1's bound is its six NVLinks, and falls with a link removed") {
 TEST_CASE("A DGX-1's alltoall is bound by the NVLinks between its two quads of GPUs") {
   const auto file = test::dgx1_file();
   if (!file) return;
-  const Bound a2a = bandwidth_bound(line_rate_topology(*file), ir::Collective::AllToAll);
+  const Bound a2a = bandwidth_bound(nominal_topology(*file), ir::Collective::AllToAll);
   // 4 × 4 blocks of M / 8 over 150 GB/s: M / 75 GB/s (a GPU's own links allow M / 171 GB/s).
   CHECK(a2a.algbw_gbs == Approx(75.0).epsilon(1e-4));
   CHECK_THAT(a2a.cut, Catch::Contains("4 GPUs (ranks 0, 1, 2, 3)"));
   // With a link within a quad down, the quads still bind.
   const Bound degraded =
-      bandwidth_bound(line_rate_topology(*file, 1, 0, {{0, 1, 0}}), ir::Collective::AllToAll);
+      bandwidth_bound(nominal_topology(*file, 1, 0, {{0, 1, 0}}), ir::Collective::AllToAll);
   CHECK(degraded.algbw_gbs == Approx(75.0).epsilon(1e-4));
 }
 
@@ -179,18 +175,17 @@ TEST_CASE("A DGX-1's alltoall is bound by the NVLinks between its two quads of G
 TEST_CASE("On 6 of a DGX-1's GPUs allreduce is bound by a grouping of them, not single GPUs") {
   const auto file = test::dgx1_file();
   if (!file) return;
-  const Bound ar = bandwidth_bound(line_rate_topology(*file, 1, 6), ir::Collective::AllReduce);
+  const Bound ar = bandwidth_bound(nominal_topology(*file, 1, 6), ir::Collective::AllReduce);
   CHECK(ar.algbw_gbs == Approx(62.5).epsilon(1e-4));
   CHECK_THAT(ar.cut,
              Catch::Contains("3 groups of GPUs") && Catch::Contains("{0, 1, 2, 3} {4} {5}"));
   // On the whole machine and on it with an NVLink down no grouping binds more than single GPUs.
-  CHECK_THAT(bandwidth_bound(line_rate_topology(*file), ir::Collective::AllReduce).cut,
+  CHECK_THAT(bandwidth_bound(nominal_topology(*file), ir::Collective::AllReduce).cut,
              Catch::Contains("every GPU, together"));
 }
 
 TEST_CASE("Across nodes the allreduce bound is every node's NICs together") {
-  const Bound ar =
-      bandwidth_bound(line_rate_topology("a100-nvswitch", 8), ir::Collective::AllReduce);
+  const Bound ar = bandwidth_bound(nominal_topology("a100-nvswitch", 8), ir::Collective::AllReduce);
   // 64 ranks in 8 nodes: 2 · 7 · M over 8 nodes × 200 GB/s.
   CHECK(ar.algbw_gbs == Approx(8 * 200.0 / 14).epsilon(1e-4));
   CHECK_THAT(ar.cut, Catch::Contains("every node, together"));
@@ -205,7 +200,7 @@ namespace {
 // pcie-gen4's two sockets, four GPUs each, meet through one 16 GB/s link: a set that one link
 // separates, which neither a single GPU nor the node shows.
 TEST_CASE("On a PCIe machine the link between the sockets binds alltoall and allreduce") {
-  const predict::Topology pcie = line_rate_topology("pcie-gen4");
+  const predict::Topology pcie = nominal_topology("pcie-gen4");
   const Bound a2a = bandwidth_bound(pcie, ir::Collective::AllToAll);
   // 4 × 4 blocks of M / 8 cross each way.
   CHECK(a2a.algbw_gbs == Approx(16.0 / 2).epsilon(1e-4));

@@ -13,7 +13,7 @@
 namespace weft::synthesis {
 namespace {
 
-using test::line_rate_topology;
+using test::nominal_topology;
 
 // The node's rings and paths, as every non-alltoall collective gets them.
 NodePlan plan_of(const predict::Topology& machine) {
@@ -22,14 +22,13 @@ NodePlan plan_of(const predict::Topology& machine) {
 
 TEST_CASE("Node 0's ranks are the first node's GPUs in order") {
   const std::vector<int> expected{0, 1, 2, 3, 4, 5, 6, 7};
-  CHECK(node0_ranks(line_rate_topology("h100-nvswitch")) == expected);
-  CHECK(node0_ranks(line_rate_topology("a100-nvswitch", 2)) == expected);
-  CHECK(node0_ranks(line_rate_topology("h100-nvswitch", 1, 6)) ==
-        std::vector<int>{0, 1, 2, 3, 4, 5});
+  CHECK(node0_ranks(nominal_topology("h100-nvswitch")) == expected);
+  CHECK(node0_ranks(nominal_topology("a100-nvswitch", 2)) == expected);
+  CHECK(node0_ranks(nominal_topology("h100-nvswitch", 1, 6)) == std::vector<int>{0, 1, 2, 3, 4, 5});
 }
 
 TEST_CASE("On one H100 NVSwitch node the ring fills 450 GB/s and the paths agree with it") {
-  const predict::Topology h100 = line_rate_topology("h100-nvswitch");
+  const predict::Topology h100 = nominal_topology("h100-nvswitch");
   const NodePlan plan = plan_of(h100);
   REQUIRE(plan.rings.size() == 1);
   CHECK(rings_width(plan) == Approx(450));
@@ -45,7 +44,7 @@ TEST_CASE("On one H100 NVSwitch node the ring fills 450 GB/s and the paths agree
 }
 
 TEST_CASE("One H100 node's channels, lanes and direct pieces") {
-  const predict::Topology h100 = line_rate_topology("h100-nvswitch");
+  const predict::Topology h100 = nominal_topology("h100-nvswitch");
   const NodePlan plan = plan_of(h100);
   // NCCL's ring search credits each channel 30 GB/s there.
   CHECK(channel_gbs(h100) == Approx(30));
@@ -67,7 +66,7 @@ TEST_CASE("One H100 node's channels, lanes and direct pieces") {
 }
 
 TEST_CASE("On a PCIe tree the ring is 16 GB/s wide, the paths differ and one piece fills it") {
-  const predict::Topology pcie = line_rate_topology("pcie-gen4");
+  const predict::Topology pcie = nominal_topology("pcie-gen4");
   const NodePlan plan = plan_of(pcie);
   CHECK(rings_width(plan) == Approx(16));
   // The paths carry 4 GB/s of every origin's data, the ring 16 / 7.
@@ -80,7 +79,7 @@ TEST_CASE("On a PCIe tree the ring is 16 GB/s wide, the paths differ and one pie
 }
 
 TEST_CASE("On two A100 nodes a GPU's links within the node bind, not its NIC") {
-  const predict::Topology a100 = line_rate_topology("a100-nvswitch", 2);
+  const predict::Topology a100 = nominal_topology("a100-nvswitch", 2);
   const NodePlan plan = plan_of(a100);
   const double width = rings_width(plan);
   CHECK(width == Approx(300));
@@ -104,13 +103,13 @@ TEST_CASE("On two A100 nodes a GPU's links within the node bind, not its NIC") {
 }
 
 TEST_CASE("On four and eight A100 nodes the NICs bind") {
-  const predict::Topology four = line_rate_topology("a100-nvswitch", 4);
+  const predict::Topology four = nominal_topology("a100-nvswitch", 4);
   const double width = rings_width(plan_of(four));
   // 7 / 300 against 3 / (4 × 25).
   CHECK_FALSE(node_links_bind(four, width));
   // Three other nodes' chains need no more than the links leave: every channel is the root's.
   CHECK(home_channels(four, width, 8) == 8);
-  const predict::Topology eight = line_rate_topology("a100-nvswitch", 8);
+  const predict::Topology eight = nominal_topology("a100-nvswitch", 8);
   CHECK_FALSE(node_links_bind(eight, rings_width(plan_of(eight))));
   // 64 ranks: 2^18 / 64² = 64 pieces, allreduce a quarter of that.
   CHECK(pipelined_pieces(eight, ir::Collective::AllGather) == 64);
@@ -124,7 +123,7 @@ TEST_CASE("On four and eight A100 nodes the NICs bind") {
 }
 
 TEST_CASE("On four H100 nodes the links bind, and the root's chains leave the NIC 7 × 50 / 450") {
-  const predict::Topology h100 = line_rate_topology("h100-nvswitch", 4);
+  const predict::Topology h100 = nominal_topology("h100-nvswitch", 4);
   const NodePlan plan = plan_of(h100);
   const double width = rings_width(plan);
   CHECK(nic_gbs(h100) == Approx(50));
@@ -169,7 +168,7 @@ TEST_CASE("Paths differ from rings only where their rates do") {
 TEST_CASE("On a DGX-1 four rings fill 150 GB/s and the paths differ from them") {
   const std::optional<std::string> file = test::dgx1_file();
   if (!file) return;
-  const predict::Topology dgx1 = line_rate_topology(*file);
+  const predict::Topology dgx1 = nominal_topology(*file);
   const NodePlan plan = plan_of(dgx1);
   // Two rings over the doubled links at 50 GB/s, two at 25.
   CHECK(plan.rings.size() == 4);
@@ -177,7 +176,7 @@ TEST_CASE("On a DGX-1 four rings fill 150 GB/s and the paths differ from them") 
   CHECK(paths_differ_from_rings(plan));
   CHECK(direct_pieces(dgx1, plan, 64) == 4);
   // With an NVLink pair down: two rings, 100 GB/s, and half the direct pieces.
-  const predict::Topology degraded = line_rate_topology(*file, 1, 0, {{0, 1, 0}});
+  const predict::Topology degraded = nominal_topology(*file, 1, 0, {{0, 1, 0}});
   const NodePlan down = plan_of(degraded);
   CHECK(rings_width(down) == Approx(100));
   CHECK(direct_pieces(degraded, down, 64) == 2);

@@ -10,7 +10,7 @@
 namespace weft::synthesis {
 namespace {
 
-using test::line_rate_topology;
+using test::nominal_topology;
 
 std::vector<int> all_ranks(const predict::Topology& t) {
   std::vector<int> ranks(static_cast<std::size_t>(t.ranks()));
@@ -25,7 +25,7 @@ double total_width(const std::vector<NodeRing>& rings) {
 }
 
 TEST_CASE("On an NVSwitch one ring fills every GPU's NVLink") {
-  const predict::Topology h100 = line_rate_topology("h100-nvswitch");
+  const predict::Topology h100 = nominal_topology("h100-nvswitch");
   const std::vector<NodeRing> rings = pack_rings(h100, all_ranks(h100));
   REQUIRE(rings.size() == 1);
   CHECK(rings[0].rate_gbs == Approx(450));
@@ -33,7 +33,7 @@ TEST_CASE("On an NVSwitch one ring fills every GPU's NVLink") {
 }
 
 TEST_CASE("On a PCIe tree the ring visits the GPUs switch by switch") {
-  const predict::Topology pcie = line_rate_topology("pcie-gen4");
+  const predict::Topology pcie = nominal_topology("pcie-gen4");
   const std::vector<NodeRing> rings = pack_rings(pcie, all_ranks(pcie));
   REQUIRE_FALSE(rings.empty());
   const std::vector<int>& order = rings[0].order;
@@ -50,7 +50,7 @@ TEST_CASE("On a PCIe tree the ring visits the GPUs switch by switch") {
 TEST_CASE("A DGX-1's rings use all six NVLinks of every GPU, one way each") {
   const auto file = test::dgx1_file();
   if (!file) return;
-  const predict::Topology dgx1 = line_rate_topology(*file);
+  const predict::Topology dgx1 = nominal_topology(*file);
   const std::vector<NodeRing> rings = pack_rings(dgx1, all_ranks(dgx1));
   CHECK(total_width(rings) == Approx(150));
 }

@@ -26,13 +26,26 @@ inline predict::Topology topology(const std::string& source, int nodes = 1, int 
   return std::move(*loaded.topology);
 }
 
-// The machine with every link at its stated line rate (every achievable share 1,
-// predict::Topology::at_line_rate). The tests of what synthesis builds from a machine's links
-// (the bound's cuts, rings, pieces per lane, the gain of one sketch over another) pin figures
-// worked out on the links' stated rates; the default model rates each link type at its own
-// achievable share (NVLink ~0.8, NICs 0.96, PCIe 0.76: docs/prediction.md), which moves every
-// such figure and, between link types, their ratios. What synthesis reaches on the default
-// model is the suite's (docs/synthesis.md) and the tests named "at achievable rates".
+// The machine as its specifications state it: every link at its line rate (every achievable
+// share 1, predict::Topology::at_line_rate) and every hop at NCCL's latency, with no floor of a
+// Weft step under it (ProtocolCosts::step_latency_us 0). The tests of what synthesis builds from
+// a machine's links (the bound's cuts, rings, pieces per lane, which sketch wins where, the gain
+// of one sketch over another) pin figures worked out on those figures; the default model rates
+// each link type at its own achievable share (NVLink ~0.8, NICs 0.96, PCIe 0.76) and floors
+// every hop at Weft's measured step (3.2-3.3 us, docs/prediction.md), which moves such figures
+// and, between link types and sizes, their ratios. What synthesis reaches on the default model
+// is the suite's (docs/synthesis.md) and the tests' named "at achievable rates".
+inline predict::Topology nominal_topology(const std::string& source, int nodes = 1,
+                                          int gpus_per_node = 0,
+                                          std::vector<predict::GpuLinkEdit> edits = {}) {
+  predict::Topology t = topology(source, nodes, gpus_per_node, std::move(edits)).at_line_rate();
+  predict::CostParameters costs = t.costs();
+  for (predict::ProtocolCosts& p : costs.protocols) p.step_latency_us = 0;
+  t.set_costs(costs);
+  return t;
+}
+
+// The machine with its links at their line rates, hops floored at Weft's step as by default.
 inline predict::Topology line_rate_topology(const std::string& source, int nodes = 1,
                                             int gpus_per_node = 0,
                                             std::vector<predict::GpuLinkEdit> edits = {}) {

@@ -22,7 +22,7 @@
 namespace weft::synthesis {
 namespace {
 
-using test::line_rate_topology;
+using test::nominal_topology;
 
 const std::vector<std::uint64_t> kSizes{1 << 12, 1 << 20, 64ull << 20};
 
@@ -97,7 +97,7 @@ const tuning::Contender& first_winner(const Synthesis& s) {
 Synthesis won_at_64mb(const std::string& machine, int nodes, ir::Collective c,
                       const std::string& winner, double share) {
   const std::uint64_t size = 64ull << 20;
-  Synthesis s = synthesized_alone(line_rate_topology(machine, nodes), c, {size});
+  Synthesis s = synthesized_alone(nominal_topology(machine, nodes), c, {size});
   const tuning::Contender& chosen = first_winner(s);
   INFO(chosen.name);
   CHECK(chosen.name.find(winner) != std::string::npos);
@@ -106,7 +106,7 @@ Synthesis won_at_64mb(const std::string& machine, int nodes, ir::Collective c,
 }
 
 TEST_CASE("Every sketch compiles and proves on two nodes, and none beats the bound") {
-  const predict::Topology two_by_two = line_rate_topology("a100-nvswitch", 2, 2);
+  const predict::Topology two_by_two = nominal_topology("a100-nvswitch", 2, 2);
   for (const ir::Collective c : {ir::Collective::AllGather, ir::Collective::ReduceScatter,
                                  ir::Collective::AllReduce, ir::Collective::AllToAll}) {
     for (const bool in_place : {false, true}) {
@@ -130,7 +130,7 @@ TEST_CASE("Every sketch compiles and proves on two nodes, and none beats the bou
 // Synthesis sets how many of its candidates are its own sketches on every round of its proofs: a
 // sketch that does not prove leaves one fewer, and a stale count read past the candidates.
 TEST_CASE("Tuning refuses more prunable candidates than it is given") {
-  const predict::Topology two_by_two = line_rate_topology("a100-nvswitch", 2, 2);
+  const predict::Topology two_by_two = nominal_topology("a100-nvswitch", 2, 2);
   SynthesisRequest request;
   request.collective = ir::Collective::AllGather;
   std::vector<std::string> rejected;
@@ -177,7 +177,7 @@ PruningCase pruning_case(const predict::Topology& machine, ir::Collective c,
 }
 
 TEST_CASE("Sketches left unpredicted by their protocol's bound or their floor change no choice") {
-  const predict::Topology two_by_two = line_rate_topology("a100-nvswitch", 2, 2);
+  const predict::Topology two_by_two = nominal_topology("a100-nvswitch", 2, 2);
   const std::vector<std::uint64_t> sizes{1 << 12, 1 << 20, 64ull << 20, 1ull << 30};
   std::size_t left_out[2] = {0, 0};
   for (const ir::Collective c : {ir::Collective::AllGather, ir::Collective::ReduceScatter,
@@ -234,7 +234,7 @@ TEST_CASE("Sketches left unpredicted by their protocol's bound or their floor ch
 // predicted there: the best left is at most the gap slower than the best of every sketch, and more
 // is left out than without a gap. A gap of 1 or more, or below 0, is refused.
 TEST_CASE("An optimality gap leaves out sketches that could be at most that much faster") {
-  const predict::Topology two_by_two = line_rate_topology("a100-nvswitch", 2, 2);
+  const predict::Topology two_by_two = nominal_topology("a100-nvswitch", 2, 2);
   const std::vector<std::uint64_t> sizes{1 << 12, 1 << 20, 64ull << 20, 1ull << 30};
   const double gap = 0.05;
   std::size_t left_out[2] = {0, 0};  // without the gap, with it
@@ -283,7 +283,7 @@ TEST_CASE("An optimality gap leaves out sketches that could be at most that much
 // (or within a percent: the rule is a heuristic) at every size it was left out at, and something
 // was left out. An index out of range, or a candidate's own, is refused.
 TEST_CASE("LL and LL128 twins are predicted only up to the size where their twin is faster") {
-  const predict::Topology two_by_two = line_rate_topology("a100-nvswitch", 2, 2);
+  const predict::Topology two_by_two = nominal_topology("a100-nvswitch", 2, 2);
   std::vector<std::uint64_t> sizes;
   for (std::uint64_t bytes = 64 << 10; bytes <= (256ull << 20); bytes *= 4) sizes.push_back(bytes);
   std::size_t twins_seen = 0;
@@ -374,7 +374,7 @@ TEST_CASE("LL and LL128 twins are predicted only up to the size where their twin
 // time of `other` (what won there before the wide sketches had their LL twins).
 void wins_over(ir::Collective c, std::uint64_t bytes, const std::string& winner,
                const std::string& other, double ratio) {
-  const Synthesis s = synthesized_alone(line_rate_topology("h100-nvswitch"), c, {bytes});
+  const Synthesis s = synthesized_alone(nominal_topology("h100-nvswitch"), c, {bytes});
   const tuning::Contender& first = first_winner(s);
   CHECK(first.name == winner);
   const auto before =
@@ -401,7 +401,7 @@ TEST_CASE("Within MSCCL's limits every sketch still proves, or is left out with 
   request.collective = ir::Collective::AllReduce;
   request.sizes = kSizes;
   request.profile = "msccl";
-  const Synthesis s = synthesize(line_rate_topology("h100-nvswitch"), request);
+  const Synthesis s = synthesize(nominal_topology("h100-nvswitch"), request);
   REQUIRE(s.synthesized > 0);
   for (std::size_t i = 0; i < s.synthesized; ++i) {
     const ir::Algorithm& a = s.candidates[i].algorithm;
@@ -413,7 +413,7 @@ TEST_CASE("On an NVSwitch node large allgathers come within 10 % of the bound, b
   SynthesisRequest request;
   request.collective = ir::Collective::AllGather;
   request.sizes = {256ull << 20};
-  const Synthesis s = synthesize(line_rate_topology("h100-nvswitch"), request);
+  const Synthesis s = synthesize(nominal_topology("h100-nvswitch"), request);
   check(s);
   const tuning::Band& band = s.tuning.bands.front();
   const tuning::Contender& chosen = s.tuning.contenders[static_cast<std::size_t>(band.contender)];
@@ -431,7 +431,7 @@ TEST_CASE(
     "Across two and four nodes reduce-scatter comes within 5 % of its bound at 1 GB, as "
     "allgather") {
   for (const int nodes : {2, 4}) {
-    const predict::Topology machine = line_rate_topology("a100-nvswitch", nodes);
+    const predict::Topology machine = nominal_topology("a100-nvswitch", nodes);
     for (const ir::Collective c : {ir::Collective::AllGather, ir::Collective::ReduceScatter}) {
       if (nodes == 4 && c == ir::Collective::AllGather) continue;
       DYNAMIC_SECTION(nodes << " nodes, " << ir::to_string(c)) {
@@ -463,7 +463,7 @@ int fused_steps(const ir::Algorithm& algo) {
 // the network takes the next at once, while others forward it: 99 % (94 % fused, 91 % before).
 // (Reduce-scatter's winner there also lets its partials run ahead: the next test.)
 TEST_CASE("Across two A100 nodes, pieces taking turns on channels pipeline a 64 MB call") {
-  const predict::Topology machine = line_rate_topology("a100-nvswitch", 2);
+  const predict::Topology machine = nominal_topology("a100-nvswitch", 2);
   for (const auto& [c, share, shape] :
        {std::tuple{ir::Collective::AllGather, 0.97, "_p64_c"},
         std::tuple{ir::Collective::ReduceScatter, 0.97, "_p256_lead_pfirst_c"},
@@ -504,7 +504,7 @@ TEST_CASE("Where a node's links bind reduce-scatter, the partials cross the netw
       request.sizes = {size};
       request.with_nccl = false;
       request.prove_all = true;  // the new sketches are proved, chosen or not
-      const Synthesis s = synthesize(line_rate_topology(machine, 2), request);
+      const Synthesis s = synthesize(nominal_topology(machine, 2), request);
       check(s);
       const tuning::Contender& chosen = first_winner(s);
       INFO(chosen.name);
@@ -523,7 +523,7 @@ TEST_CASE("Where a node's links bind reduce-scatter, the partials cross the netw
     request.collective = ir::Collective::ReduceScatter;
     std::vector<std::string> rejected;
     for (const tuning::Candidate& k :
-         synthesized_candidates(line_rate_topology("a100-nvswitch", 4), request, rejected)) {
+         synthesized_candidates(nominal_topology("a100-nvswitch", 4), request, rejected)) {
       INFO(k.name);
       CHECK(k.name.find("_pfirst") == std::string::npos);
       CHECK(k.name.find("_lead") == std::string::npos);
@@ -555,7 +555,7 @@ TEST_CASE("Reduce-scatter's partials in four times the pieces leave for the netw
 // turn on fewer channels than the other nodes' chains, and the network hops take channels of
 // their own, as many each way, the pieces in turn. The sketch still proves.
 TEST_CASE("Reduce-scatter's root chains on fewer channels and its network hops on more prove") {
-  const predict::Topology t = line_rate_topology("a100-nvswitch", 2, 2);
+  const predict::Topology t = nominal_topology("a100-nvswitch", 2, 2);
   TreeShape shape = split_direct(8, 2);
   shape.home_channels = 1;
   shape.network_channels = 4;
@@ -629,8 +629,8 @@ TEST_CASE("Backwards, pipelined trees split by node take at most eight channels 
       SynthesisRequest request;
       request.collective = ir::Collective::ReduceScatter;
       std::vector<std::string> rejected;
-      const std::vector<tuning::Candidate> sketches = synthesized_candidates(
-          line_rate_topology("a100-nvswitch", nodes, gpus), request, rejected);
+      const std::vector<tuning::Candidate> sketches =
+          synthesized_candidates(nominal_topology("a100-nvswitch", nodes, gpus), request, rejected);
       const auto piped =
           std::find_if(sketches.begin(), sketches.end(), [](const tuning::Candidate& k) {
             return k.name.find("_split_p64_c") != std::string::npos;
@@ -662,7 +662,7 @@ void check_alltoall_near_bound(const predict::Topology& machine) {
 
 // On an NVSwitch node, pieces routed over the links fill every NVLink.
 TEST_CASE("Alltoall on an NVSwitch node comes within 10 % of its bound at 64 MB and 1 GB") {
-  check_alltoall_near_bound(line_rate_topology("h100-nvswitch"));
+  check_alltoall_near_bound(nominal_topology("h100-nvswitch"));
 }
 
 // Routes between a DGX-1's two quads relay at a GPU: pieces routed in finer pieces balance the
@@ -672,10 +672,10 @@ TEST_CASE("Alltoall on a DGX-1, whole and with an NVLink down, comes within 10 %
   const auto file = test::dgx1_file();
   if (!file) return;
   SECTION("whole") {
-    check_alltoall_near_bound(line_rate_topology(*file));
+    check_alltoall_near_bound(nominal_topology(*file));
   }
   SECTION("NVLink 0-1 down") {
-    check_alltoall_near_bound(line_rate_topology(*file, 1, 0, {{0, 1, 0}}));
+    check_alltoall_near_bound(nominal_topology(*file, 1, 0, {{0, 1, 0}}));
   }
 }
 
@@ -683,7 +683,7 @@ TEST_CASE("Alltoall on a DGX-1, whole and with an NVLink down, comes within 10 %
 // at 25 GB/s, as evenly as relaying could, so the routed sketch relieves nothing and sits out; on a
 // DGX-1 it balances the NVLinks between the quads (above), and stays.
 TEST_CASE("Alltoall relays only where relaying relieves the busiest link") {
-  const predict::Topology two_nodes = line_rate_topology("a100-nvswitch", 2);
+  const predict::Topology two_nodes = nominal_topology("a100-nvswitch", 2);
   const Sketch direct = alltoall_sketch(two_nodes, false, 1);
   CHECK(busiest_link_load(two_nodes, direct) == Approx(8.0 / 25));
   CHECK(busiest_link_load(two_nodes, alltoall_routed(two_nodes, 1)) >=
@@ -704,7 +704,7 @@ TEST_CASE("Alltoall relays only where relaying relieves the busiest link") {
 
   const auto file = test::dgx1_file();
   if (!file) return;
-  const predict::Topology dgx1 = line_rate_topology(*file);
+  const predict::Topology dgx1 = nominal_topology(*file);
   CHECK(busiest_link_load(dgx1, alltoall_routed(dgx1, 8)) <
         busiest_link_load(dgx1, alltoall_sketch(dgx1, false, 8)) * (1 - 1e-3));
 }
@@ -733,7 +733,7 @@ void check_chosen_near_bound(const predict::Topology& machine, ir::Collective co
 TEST_CASE("Synthesis on a DGX-1 with an NVLink down comes within 5 % of the bound") {
   const auto file = test::dgx1_file();
   if (!file) return;
-  const predict::Topology machine = line_rate_topology(*file, 1, 0, {{0, 1, 0}});
+  const predict::Topology machine = nominal_topology(*file, 1, 0, {{0, 1, 0}});
   SECTION("allgather") {
     check_chosen_near_bound(machine, ir::Collective::AllGather, 1ull << 30, "synth_lanes_");
   }
@@ -760,7 +760,7 @@ TEST_CASE("On a DGX-1 with an NVLink down, twice as many equal lanes win the all
   request.collective = ir::Collective::AllGather;
   request.sizes = {1ull << 30};
   request.with_nccl = false;
-  const Synthesis s = synthesize(line_rate_topology(*file, 1, 0, {{0, 1, 0}}), request);
+  const Synthesis s = synthesize(nominal_topology(*file, 1, 0, {{0, 1, 0}}), request);
   const std::vector<tuning::Contender>& contenders = s.tuning.contenders;
   const tuning::Contender& chosen =
       contenders[static_cast<std::size_t>(s.tuning.bands.front().contender)];
@@ -782,7 +782,7 @@ TEST_CASE("On a DGX-1 with an NVLink down, twice as many equal lanes win the all
 TEST_CASE("Allgather and reduce-scatter on 6 of a DGX-1's GPUs come within 5 % of the bound") {
   const auto file = test::dgx1_file();
   if (!file) return;
-  const predict::Topology machine = line_rate_topology(*file, 1, 6);
+  const predict::Topology machine = nominal_topology(*file, 1, 6);
   // 64 MB, to a whole number of 16-byte elements in 64 pieces of each of the 6 ranks' blocks.
   const std::uint64_t bytes = (64ull << 20) / (6 * 64 * 16) * (6 * 64 * 16);
   SECTION("allgather") {
@@ -799,7 +799,7 @@ TEST_CASE("Allgather and reduce-scatter on 6 of a DGX-1's GPUs come within 5 % o
 TEST_CASE("Allreduce on 6 of a DGX-1's GPUs: trees within 10 % of the grouping bound, none below") {
   const auto file = test::dgx1_file();
   if (!file) return;
-  const predict::Topology machine = line_rate_topology(*file, 1, 6);
+  const predict::Topology machine = nominal_topology(*file, 1, 6);
   const Bound bound = bandwidth_bound(machine, ir::Collective::AllReduce);
   REQUIRE_THAT(bound.cut, Catch::Contains("3 groups"));
   SynthesisRequest request;
@@ -833,7 +833,7 @@ TEST_CASE("Allreduce on 6 of a DGX-1's GPUs: trees within 10 % of the grouping b
 // Only what is written needs its proof: the synthesized band winners are proved (weftc verify
 // checks every file written, tests/cli), the rest only compiled, unless every one is asked for.
 TEST_CASE("The sketches that win a band are proved, and all of them with prove_all") {
-  const predict::Topology two_by_two = line_rate_topology("a100-nvswitch", 2, 2);
+  const predict::Topology two_by_two = nominal_topology("a100-nvswitch", 2, 2);
   SynthesisRequest request;
   request.collective = ir::Collective::AllReduce;
   request.sizes = kSizes;
@@ -861,16 +861,16 @@ TEST_CASE("The sketches that win a band are proved, and all of them with prove_a
 
 TEST_CASE("Synthesis refuses an unknown profile and an empty size list") {
   SynthesisRequest request;
-  CHECK_THROWS_WITH(synthesize(line_rate_topology("h100-nvswitch", 1, 2), request),
+  CHECK_THROWS_WITH(synthesize(nominal_topology("h100-nvswitch", 1, 2), request),
                     Catch::Contains("no sizes"));
   request.sizes = kSizes;
   request.profile = "nccl";
-  CHECK_THROWS_WITH(synthesize(line_rate_topology("h100-nvswitch", 1, 2), request),
+  CHECK_THROWS_WITH(synthesize(nominal_topology("h100-nvswitch", 1, 2), request),
                     Catch::Contains("'nccl' is not a limits profile"));
 }
 
 TEST_CASE("A tree sketch hands each piece on only from a rank that holds it") {
-  const predict::Topology t = line_rate_topology("a100-nvswitch", 3, 2);
+  const predict::Topology t = nominal_topology("a100-nvswitch", 3, 2);
   std::vector<int> node0{0, 1};
   NodePlan plan;
   plan.rings = pack_rings(t, node0);
@@ -899,7 +899,7 @@ TEST_CASE("A tree sketch hands each piece on only from a rank that holds it") {
 // network's partial last); TreeShape::partial_chain_channels puts the other nodes' chains on
 // twice the channels of the root's own.
 TEST_CASE("Partials first, the root takes the network's partial before its node's") {
-  const predict::Topology t = line_rate_topology("a100-nvswitch", 2, 2);
+  const predict::Topology t = nominal_topology("a100-nvswitch", 2, 2);
   TreeShape shape = split_direct(4, 2);
   shape.partial_chain_channels = 2;
   shape.partials_first = 1;
@@ -959,7 +959,7 @@ double predicted_us(const predict::Topology& t, const Sketch& s, std::uint64_t b
 // the pieces of every other node's roots: on one channel per peer it takes them root by root,
 // on TreeShape::forward_channels side by side.
 TEST_CASE("A direct tree's pieces taking turns on one channel arrive early enough to forward") {
-  const predict::Topology t = line_rate_topology("h100-nvswitch", 8, 8);
+  const predict::Topology t = nominal_topology("h100-nvswitch", 8, 8);
   const std::uint64_t bytes = 64ull << 20;
   const int gpus = t.gpus_per_node();
   for (const ir::Collective c : {ir::Collective::AllGather, ir::Collective::ReduceScatter}) {
@@ -1009,7 +1009,7 @@ TEST_CASE("A direct tree's pieces taking turns on one channel arrive early enoug
 // 64 MB 94 % of the bound against 84 %); here on eight nodes, the same sketches.
 TEST_CASE(
     "Allgather's pieces taking turns in 16 pieces leave the node less to forward at the end") {
-  const predict::Topology t = line_rate_topology("h100-nvswitch", 8, 8);
+  const predict::Topology t = nominal_topology("h100-nvswitch", 8, 8);
   double time[2] = {0, 0};
   for (const int variant : {0, 1}) {
     TreeShape shape{Within::Direct, Across::Direct, variant == 0 ? 4 : 16, 0, 64};
@@ -1071,7 +1071,7 @@ TreeShape turns_shape(int pieces, int forward_channels, std::vector<int> groups 
 // (4, 3, 3, 2, 2, 1 and 1) leave it less still. Here on eight H100 nodes, against four equal
 // pieces with the same hops.
 TEST_CASE("Allgather's turns in unequal shares leave the node less to forward at the end") {
-  const predict::Topology t = line_rate_topology("h100-nvswitch", 8, 8);
+  const predict::Topology t = nominal_topology("h100-nvswitch", 8, 8);
   const std::vector<std::vector<int>> shares = {{}, {5, 4, 4, 3}, {4, 3, 3, 2, 2, 1, 1}};
   const char* const names[] = {"_p4_f4_c1", "_p16_f4_g5_4_4_3_c1", "_p16_f4_g4_3_3_2_2_1_1_c1"};
   double time[3] = {0, 0, 0};
@@ -1119,7 +1119,7 @@ TEST_CASE("Allgather's turns in unequal shares leave the node less to forward at
 // against 90 % on a channel per eight); here on eight nodes, two nodes of roots per channel
 // against four, and against the seven rounds in sixteenths.
 TEST_CASE("Allgather's rounds in 32nds forward on twice the channels") {
-  const predict::Topology t = line_rate_topology("h100-nvswitch", 8, 8);
+  const predict::Topology t = nominal_topology("h100-nvswitch", 8, 8);
   double time[2] = {0, 0};
   for (const int variant : {0, 1}) {
     const TreeShape shape =
@@ -1145,7 +1145,7 @@ TEST_CASE("Allgather's rounds in 32nds forward on twice the channels") {
 // later. Synthesis gives reduce-scatter's turns at most four channels for them (on 128 H100
 // nodes at 64 MB, 95 % of the bound against 92 % on 16); here on 16 nodes, four against 16.
 TEST_CASE("Reduce-scatter's turns reduce on at most four channels of forwards") {
-  const predict::Topology t = line_rate_topology("h100-nvswitch", 16, 8);
+  const predict::Topology t = nominal_topology("h100-nvswitch", 16, 8);
   double time[2] = {0, 0};
   for (const int variant : {0, 1}) {
     const Sketch s = tree_sketch(t, ir::Collective::ReduceScatter, NodePlan{},

@@ -57,6 +57,10 @@ std::string number(double v) {
   return ec == std::errc() ? std::string(buf.data(), end) : fmt::format("{}", v);
 }
 
+// A step of Weft's interpreter (Simple, LL, LL128, as kProtocols), from the runs named where
+// they are set: (55.10 - 6.6 - 1.8) / 14, (51.84 - 6.6) / 14, (58.62 - 6.6 - 7.4) / 14, to 0.1 us.
+constexpr std::array<double, 3> kWeftStepUs{3.3, 3.2, 3.2};
+
 // The share of a link's line rate that SM copies deliver as payload, by link type, on a GPU of
 // compute capability `sm` (docs/prediction.md, "Achievable rates", has the error table).
 //   NVLink: NCCL's own per-link figures (src/graph/topo.h: SM70/SM80_NVLINK_BW 20.0,
@@ -138,6 +142,12 @@ CostParameters default_cost_parameters(const Topology& topology) {
       std::min(speed * nccl::kRingLL128Factor, nccl::kPerChMaxRingLL128Bw[gen][column]) /
       kLL128Efficiency;
   c.achievable_share = achievable_shares(sm);
+  // A step of Weft's interpreter, measured: an 8-rank ring allreduce of 1 KB on one H100 (ranks
+  // emulated, docs/performance/h100/) takes launch + call latency + 14 steps, one after another:
+  // Simple, 1 channel, 55.10 us; LL, 8 channels, 51.84 us; LL128, 4 channels, 58.62 us.
+  for (std::size_t p = 0; p < kProtocols.size(); ++p) {
+    c.protocols[index(kProtocols[p])].step_latency_us = kWeftStepUs[p];
+  }
   return c;
 }
 
@@ -156,11 +166,13 @@ std::string write_cost_parameters(const CostParameters& costs, const LinkOverrid
     const std::string k = protocol_key(proto);
     out += fmt::format("\n# {}: extra per call; payload bytes per byte moved; one threadblock's\n",
                        ir::to_string(proto));
-    out += "# bytes per second; per message and hop by link type (flag handshake, one slot).\n";
+    out += "# bytes per second; the least a step of Weft's costs (measured); per message and hop\n";
+    out += "# by link type (flag handshake, one slot; a hop is never shorter than a step).\n";
     out += fmt::format("{}.call_latency_us = {}\n", k, number(pc.call_latency_us));
     out += fmt::format("{}.payload_efficiency = {}\n", k, number(pc.payload_efficiency));
     out +=
         fmt::format("{}.threadblock_bandwidth_gbs = {}\n", k, number(pc.threadblock_bandwidth_gbs));
+    out += fmt::format("{}.step_latency_us = {}\n", k, number(pc.step_latency_us));
     for (LinkType type : kTypes) {
       out += fmt::format("{}.hop_latency_us.{} = {}\n", k, to_string(type),
                          number(pc.hop_latency_us[index(type)]));
@@ -244,6 +256,7 @@ Diagnostics read_cost_parameters(std::string_view text, std::string source, Cost
       ProtocolCosts& pc = costs.protocols[index(proto)];
       const std::string rest = key.substr(k.size());
       if (rest == "call_latency_us") target = &pc.call_latency_us;
+      if (rest == "step_latency_us") target = &pc.step_latency_us;
       if (rest == "payload_efficiency") {
         target = &pc.payload_efficiency;
         positive = at_most_one = true;
@@ -274,7 +287,8 @@ Diagnostics read_cost_parameters(std::string_view text, std::string source, Cost
     if (target == nullptr && optional_target == nullptr) {
       out.error(source, line_number, key,
                 "unknown key (launch_latency_us, <simple|ll|ll128>.call_latency_us, "
-                ".payload_efficiency, .threadblock_bandwidth_gbs, .hop_latency_us.<link>, "
+                ".payload_efficiency, .threadblock_bandwidth_gbs, .step_latency_us, "
+                ".hop_latency_us.<link>, "
                 "link.<memory|nvlink|pcie|network>.bandwidth_gbs, .latency_us, .achievable)");
       continue;
     }

@@ -68,14 +68,14 @@ double local_memory_accesses(ir::StepType type) {
 }
 
 // The latency of one message from `rank` to `peer`: its protocol's hop latency for the kind of
-// route, or the route's links' own latencies where they add up to more.
+// route (no less than a step of Weft's), or the route's links' own latencies where they add up
+// to more.
 double send_latency_us(const Topology& topology, const ProtocolCosts& costs, int rank, int peer) {
   double links_latency = 0;
   for (int l : topology.route(rank, peer)) {
     links_latency += topology.links()[static_cast<std::size_t>(l)].latency_us;
   }
-  const LinkType type = topology.route_type(rank, peer);
-  return std::max(costs.hop_latency_us[static_cast<std::size_t>(type)], links_latency);
+  return std::max(costs.hop_us(topology.route_type(rank, peer)), links_latency);
 }
 
 }  // namespace

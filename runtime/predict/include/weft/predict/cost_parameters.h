@@ -3,6 +3,7 @@
 // Format: one `key = value` a line, `#` starts a comment, blank lines are ignored. Keys:
 //   launch_latency_us
 //   <proto>.call_latency_us  <proto>.payload_efficiency  <proto>.threadblock_bandwidth_gbs
+//   <proto>.step_latency_us
 //   <proto>.hop_latency_us.<link>          proto: simple, ll, ll128; link: memory, nvlink, pcie,
 //   link.<link>.bandwidth_gbs  link.<link>.latency_us       network (case-insensitive)
 //   link.<link>.achievable
@@ -35,7 +36,8 @@ struct LinkOverrides {
 // (nccl_model.h): launch latency = NCCL's smallest ring base latency (LL, 6.6 us) and each
 // protocol's call latency the rest of its base latency; hop latencies NCCL's ring hwLat by
 // hardware (Memory takes the NVLink row); a threadblock's bandwidth the per-channel payload rate
-// NCCL credits the ring on this topology, divided by the payload efficiency. For an emulated
+// NCCL credits the ring on this topology, divided by the payload efficiency; Weft's own step
+// cost per protocol as measured on a GPU, the least any hop takes. For an emulated
 // topology, those of one h100-nvswitch node. Each link type's achievable share of its line rate
 // by the GPU's generation (NCCL's per-link figures, NVIDIA's measurements). Sources in
 // cost_parameters.cpp.

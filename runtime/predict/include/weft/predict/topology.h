@@ -37,6 +37,17 @@ struct ProtocolCosts {
   // Added once per call on this protocol, on top of CostParameters::launch_latency_us: NCCL's
   // base latency differs by protocol (tuning.cc), LL's being the smallest.
   double call_latency_us = 0;
+  // What one step of Weft's interpreter costs at the least, measured on a GPU (its waits,
+  // barriers and flag posts): no hop is shorter. NCCL's LL hop over NVLink is 0.6 us; a Weft
+  // step measured 3.2 (docs/prediction.md, "Weft's step").
+  double step_latency_us = 0;
+
+  // The latency of one message over a hop of `type`: the link's hop latency or Weft's step,
+  // whichever is longer.
+  double hop_us(LinkType type) const {
+    const double hop = hop_latency_us[static_cast<std::size_t>(type)];
+    return hop > step_latency_us ? hop : step_latency_us;
+  }
 };
 
 // The runtime's costs on this machine: one place, readable and editable
