@@ -178,8 +178,8 @@ void add_synthesize_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--library", args->library,
                 "Let the library's algorithms contend too (slower: each is compiled)");
   cmd->add_flag("--all", args->all,
-                "Also write every sketch, chosen or not, to DIR/sketches/ (slower: each is proved "
-                "then, not only the chosen)");
+                "Also write every sketch within the threadblock budget, chosen or not, to "
+                "DIR/sketches/ (slower: each is proved then, not only the chosen)");
   cmd->add_flag("--bound-only", args->bound_only,
                 "Print the bound and stop (seconds even for a thousand GPUs)");
   cmd->add_option("--gap", args->gap_percent,
