@@ -568,6 +568,35 @@ std::optional<Cut> node_cut(const predict::Topology& topology, ir::Collective co
   return cut;
 }
 
+// Node 0's NICs that no GPU's route to the next node leaves through (Bound::left_out). A GPU
+// leaves through one NIC whatever its peer, so its route to one rank of the next node shows it.
+std::vector<std::string> unused_nics(const predict::Topology& topology) {
+  std::vector<std::string> out;
+  if (topology.nodes() < 2) return out;
+  const auto& links = topology.links();
+  const auto& vertices = topology.vertices();
+  std::vector<bool> used(vertices.size(), false);
+  for (const int r : representative_ranks(topology)) {
+    for (const int l : topology.route(r, topology.gpus_per_node())) {
+      const predict::Link& link = links[static_cast<std::size_t>(l)];
+      if (link.type == predict::LinkType::Network) used[static_cast<std::size_t>(link.from)] = true;
+    }
+  }
+  for (std::size_t l = 0; l < links.size(); ++l) {
+    const predict::Link& link = links[l];
+    const predict::Vertex& nic = vertices[static_cast<std::size_t>(link.from)];
+    if (link.type != predict::LinkType::Network || nic.kind != predict::VertexKind::Nic ||
+        nic.node != 0 || used[static_cast<std::size_t>(link.from)]) {
+      continue;
+    }
+    out.push_back(fmt::format(
+        "{} ({:.1f} GB/s): no GPU's route to another node leaves through it (each GPU takes the "
+        "NIC it reaches at the least cost), so no schedule can use it",
+        nic.name, link.bandwidth_gbs));
+  }
+  return out;
+}
+
 }  // namespace
 
 Bound bandwidth_bound(const predict::Topology& topology, ir::Collective collective) {
@@ -610,6 +639,7 @@ Bound bandwidth_bound(const predict::Topology& topology, ir::Collective collecti
   }
   bound.floors = floors(topology, groups);
   bound.node = node_cut(topology, collective, in ? &*in : nullptr, out ? &*out : nullptr);
+  bound.left_out = unused_nics(topology);
   return bound;
 }
 

@@ -379,6 +379,9 @@ std::string bound_report(const Synthesis& s) {
         "the bound's time.\n\n",
         node->cut, node->algbw_gbs, node->min_latency_us());
   }
+  for (const std::string& unused : s.bound.left_out) {
+    out += fmt::format("Left out of the bound: {}.\n\n", unused);
+  }
   if (!s.plan.rings.empty()) {
     out += "Rings within a node (ranks in order, width per direction):\n\n";
     for (const NodeRing& r : s.plan.rings) {

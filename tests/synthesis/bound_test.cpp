@@ -1,5 +1,6 @@
 // The bound: exact on machines whose cuts are known by hand, refusals named.
 #include <stdexcept>
+#include <string>
 
 #include <catch2/catch.hpp>
 
@@ -209,6 +210,30 @@ TEST_CASE("On a PCIe machine the link between the sockets binds alltoall and all
   // 2 M cross between the two sockets, 16 GB/s each way.
   CHECK(ar.algbw_gbs == Approx(16.0).epsilon(1e-4));
   CHECK_THAT(ar.cut, Catch::Contains("both ways"));
+}
+
+// Two nodes of eight A100s sharing their NICs (tests/data/topologies): a NIC no GPU's route
+// leaves through is left out of the bound, and the bound says so; one some routes take counts.
+TEST_CASE("Across nodes the bound leaves out a NIC no route uses, and says why") {
+  const std::string data = std::string(WEFT_TEST_DATA_DIR) + "/topologies/";
+  // Three NICs in use at 25 GB/s each, the root port's fourth on no GPU's route: 75 GB/s into a
+  // node for the half of every block it lacks.
+  const Bound three = bandwidth_bound(nominal_topology(data + "a100-3nic-plus-root-dump.xml", 2),
+                                      ir::Collective::AllGather);
+  CHECK(three.algbw_gbs == Approx(150).epsilon(1e-4));
+  REQUIRE(three.left_out.size() == 1);
+  CHECK_THAT(three.left_out.front(),
+             Catch::Contains("node 0 nic mlx5_2") && Catch::Contains("no GPU's route"));
+  // Five NICs, the root port's taken by two GPUs of socket 0: all five count.
+  const Bound five = bandwidth_bound(nominal_topology(data + "a100-4nic-plus-root-dump.xml", 2),
+                                     ir::Collective::AllGather);
+  CHECK(five.algbw_gbs == Approx(250).epsilon(1e-4));
+  CHECK(five.left_out.empty());
+  // A NIC per GPU, and one node: nothing left out.
+  CHECK(bandwidth_bound(nominal_topology("a100-nvswitch", 2), ir::Collective::AllGather)
+            .left_out.empty());
+  CHECK(bandwidth_bound(nominal_topology("a100-nvswitch"), ir::Collective::AllGather)
+            .left_out.empty());
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // The machine facts the sketch families share (weft/synthesis/machine_facts.h), on preset
 // machines: each value here is worked out from the machine's links and NCCL's channel speeds.
+#include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -180,6 +182,89 @@ TEST_CASE("On a DGX-1 four rings fill 150 GB/s and the paths differ from them") 
   const NodePlan down = plan_of(degraded);
   CHECK(rings_width(down) == Approx(100));
   CHECK(direct_pieces(degraded, down, 64) == 2);
+}
+
+// Two nodes of eight A100s sharing fewer NICs than GPUs (tests/data/topologies): the pieces each
+// rail carries, by the NIC it crosses on.
+std::vector<int> pieces_per_nic(const RailGateways& gateways,
+                                const std::vector<std::vector<int>>& nics_of_gpus) {
+  std::vector<int> on_rail(gateways.of.size(), 0);
+  for (const std::vector<int>& origin : gateways.of) {
+    for (const int rail : origin) ++on_rail[static_cast<std::size_t>(rail)];
+  }
+  std::vector<int> out;
+  for (const std::vector<int>& gpus : nics_of_gpus) {
+    int sum = 0;
+    for (const int g : gpus) sum += on_rail[static_cast<std::size_t>(g)];
+    out.push_back(sum);
+  }
+  return out;
+}
+
+std::string uneven_nics_file(const std::string& name) {
+  return std::string(WEFT_TEST_DATA_DIR) + "/topologies/" + name;
+}
+
+TEST_CASE("A NIC per GPU, or NICs each shared alike, leave every piece on its own rail") {
+  const std::vector<std::vector<int>> pieces(8, std::vector<int>(64, 1));
+  for (const std::string& source : {std::string("a100-nvswitch"), std::string("h100-nvswitch"),
+                                    uneven_nics_file("a100-2nic-dump.xml")}) {
+    INFO(source);
+    const predict::Topology machine = nominal_topology(source, 2);
+    CHECK_FALSE(nics_uneven(machine));
+    CHECK(rail_gateways(machine, pieces, rings_width(plan_of(machine))).of.empty());
+  }
+  // On one node there is no rail.
+  CHECK(rail_gateways(nominal_topology("h100-nvswitch"), pieces).of.empty());
+}
+
+// Five NICs: socket 0's GPUs reach their pair's NIC (behind its own bridge) and the root port's
+// at the same cost, so GPUs 1 and 3 take the root port's NIC, GPUs 0 and 2 one NIC each, and
+// socket 1's pairs theirs: 2, 1, 1, 2, 2 GPUs on NICs of one speed.
+TEST_CASE("On five NICs shared unevenly, each NIC's rails carry a fifth of the pieces") {
+  const predict::Topology five =
+      nominal_topology(uneven_nics_file("a100-4nic-plus-root-dump.xml"), 2);
+  CHECK(nics_uneven(five));
+  const std::vector<std::vector<int>> pieces(8, std::vector<int>(64, 1));
+  const RailGateways gateways = rail_gateways(five, pieces, rings_width(plan_of(five)));
+  REQUIRE(gateways.of.size() == 8);
+  CHECK(gateways.nics == 5);
+  // 512 pieces: 102 or 103 on each NIC.
+  for (const int on : pieces_per_nic(gateways, {{0}, {2}, {1, 3}, {4, 5}, {6, 7}})) {
+    CHECK(on >= 102);
+    CHECK(on <= 103);
+  }
+  // An origin keeps its own rail for its first pieces and sends its last ones on others'.
+  for (std::size_t g = 0; g < 8; ++g) {
+    const std::vector<int>& rails = gateways.of[g];
+    const auto own = std::find_if(rails.begin(), rails.end(),
+                                  [&](int rail) { return rail != static_cast<int>(g); });
+    CHECK(std::all_of(own, rails.end(), [&](int rail) { return rail != static_cast<int>(g); }));
+  }
+  // GPUs 0 and 2 carry 1.6 GPUs' share each: spreading it over the node, 7 × (64 + 102) pieces
+  // over links of 300 GB/s at line rate, against 102 over a NIC of 25, the links have room;
+  // at achievable rates (NVLink 240, the NIC 24) they do not, and the pieces are handed on.
+  CHECK_FALSE(gateways.hand_on);
+  const predict::Topology achievable =
+      test::topology(uneven_nics_file("a100-4nic-plus-root-dump.xml"), 2);
+  CHECK(rail_gateways(achievable, pieces, rings_width(plan_of(achievable))).hand_on);
+}
+
+// Three NICs in use: socket 1's last pair has no NIC on its switch and takes its neighbours', so
+// one NIC serves four GPUs; the root port's NIC is on no GPU's route.
+TEST_CASE("On three NICs, one of them for four GPUs, each NIC's rails carry a third") {
+  const predict::Topology three =
+      test::topology(uneven_nics_file("a100-3nic-plus-root-dump.xml"), 2);
+  const std::vector<std::vector<int>> pieces(8, std::vector<int>(64, 1));
+  const RailGateways gateways = rail_gateways(three, pieces, rings_width(plan_of(three)));
+  REQUIRE(gateways.of.size() == 8);
+  CHECK(gateways.nics == 3);
+  for (const int on : pieces_per_nic(gateways, {{0, 1}, {2, 3}, {4, 5, 6, 7}})) {
+    CHECK(on >= 170);
+    CHECK(on <= 171);
+  }
+  // A gateway carries 1.33 GPUs' share at most: its links within the node have room.
+  CHECK_FALSE(gateways.hand_on);
 }
 
 }  // namespace

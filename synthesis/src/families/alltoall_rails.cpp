@@ -16,8 +16,13 @@ bool offers(const Request& request) {
 
 void sketches(const Request& request, FamilyVariants& out) {
   const predict::Topology& topology = request.topology;
-  offer_maybe_twinned(out, alltoall_sketch(topology, true, 1),
-                      twins_pay(topology, alltoall_channels(topology)));
+  const bool twinned = twins_pay(topology, alltoall_channels(topology));
+  offer_maybe_twinned(out, alltoall_sketch(topology, true, 1), twinned);
+  // Where the node's GPUs share its NICs unevenly, the rails relay pieces through the GPUs
+  // whose NICs have room (rail_gateways), and a gateway's one connection to its rail peer then
+  // carries several sources' pieces one after another: on two channels its NIC is busy without
+  // a gap (alltoall on two A100 nodes of five NICs: 98 % of the bound, against 85 % on one).
+  if (nics_uneven(topology)) offer_maybe_twinned(out, alltoall_sketch(topology, true, 2), twinned);
 }
 
 }  // namespace

@@ -52,6 +52,9 @@ std::optional<synthesis::Bound> bound_or_report(const predict::Topology& machine
           "takes the longer of the two\n",
           node->algbw_gbs, node->cut, node->min_latency_us());
     }
+    // What the machine has and no route uses, which the bound leaves out (a NIC no GPU's
+    // route reaches): a user who counts it expects more.
+    for (const std::string& unused : bound.left_out) fmt::print("  left out: {}\n", unused);
     // Both bounds: the one predictions are held to (links at what SM copies achieve on them)
     // and the one a datasheet's line rates give, which no copy reaches.
     const double line_rate =

@@ -76,6 +76,11 @@ struct Bound {
   // Across nodes, where the binding cut is not a node's: the cut around node 0, whose last bytes
   // cross the network. Its transfer is no slower than the binding cut's, its hop slower.
   std::optional<Cut> node;
+  // Across nodes, what the machine has that no route uses, and why, one sentence each: a NIC
+  // that no GPU's route to another node leaves through (every GPU takes the NIC it reaches at
+  // the least cost; a NIC on a CPU's root port, say, behind its GPUs' own). No schedule can use
+  // it, so the bound does not count it.
+  std::vector<std::string> left_out;
 
   // The bytes' transfer over the binding cut, at full payload efficiency.
   double transfer_us(std::uint64_t bytes) const {

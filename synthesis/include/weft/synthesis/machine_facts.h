@@ -33,6 +33,32 @@ bool paths_pay(const predict::Topology& topology, const NodePlan& plan);
 // Infinite on one node.
 double nic_gbs(const predict::Topology& topology);
 
+// Across nodes, where a node's GPUs share its NICs unevenly (fewer NICs than GPUs, a NIC on a
+// CPU's root port that only some GPUs' routes reach), the rail each of a root's routes crosses
+// the network on: a GPU of the root's node (its gateway), which sends the route's pieces to its
+// own rail peers, so that the NICs carry the network's bytes in proportion to what each can.
+// `weights[g]`: the pieces each route of local origin g carries, in its order. `of[g][i]`: the
+// local index of route i's gateway (g itself where the route keeps its own rail). Empty where
+// every GPU's own rail already spreads the bytes as evenly (a NIC per GPU, or NICs each shared
+// by as many GPUs), on one node, and where a rail has no route to its peer. `node_gbs`: what a
+// GPU's links within its node carry (the rings' width), for `hand_on`.
+struct RailGateways {
+  std::vector<std::vector<int>> of;
+  int nics = 0;  // the NICs the gateways' rails cross the network on
+  // Whether a gateway hands a piece it took from the network on to its root's rail peer, which
+  // spreads it over the node, rather than spreading it itself: where some gateway's links within
+  // the node would otherwise take longer than its NIC (two A100 nodes of five NICs, each NIC
+  // taking 1.6 GPUs' share: allgather 88 % of the bound at 1 GB spreading, 99 % handing on; on
+  // three NICs, whose links have room, allreduce at 64 MB 95 % spreading, 88 % handing on).
+  bool hand_on = false;
+};
+RailGateways rail_gateways(const predict::Topology& topology,
+                           const std::vector<std::vector<int>>& weights, double node_gbs = 0);
+
+// Whether the node's GPUs share its NICs unevenly: rail_gateways moves some of every GPU's
+// eight pieces to other GPUs' rails.
+bool nics_uneven(const predict::Topology& topology);
+
 // Whether, reducing backwards along rails, a GPU's links within its node take longer than its
 // NIC: every piece comes in G - 1 times over the node's links (`node_gbs`, the rings' width) for
 // each of the N nodes' roots, and N - 1 of those N partials leave over the NIC. Where they do,
