@@ -2,7 +2,9 @@
 # The synthesis suite (docs/synthesis.md): for every machine × allgather, reducescatter,
 # allreduce and alltoall, `weftc synthesize` as a user runs it (one process, one core), and one
 # table row: the bound; the chosen algorithm at 64 MB and 1 GB as % of the bound; NCCL's model as
-# % of the bound and the chosen one's speed-up over it at 1 GB; on one node, the library's best
+# % of the bound; the chosen one's speed-up, at 64 MB and 1 GB, over NCCL's model and over NCCL's
+# algorithms written as Weft algorithms on Weft's model (weft/synthesis/nccl_algorithms.h: its
+# ring per channel, each crossing nodes on its own NIC, and its tree; up to 64 GPUs); on one node, the library's best
 # (`--library`, each of its algorithms compiled and proved too) at 1 GB; the seconds synthesis took
 # (bound, rings and paths, sketches compiled, the chosen ones proved), the seconds the whole
 # command took (the predictions included) and its peak memory. Every row within synthesize's
@@ -64,14 +66,14 @@ fi
 # Prints the table cell for column $2 (1-based) of the row of size $3 in the printed table $1.
 cell() { awk -v size="$3" -v col="$2" '$1 == size { print $col; exit }' "$1"; }
 
-[ $header = 1 ] && echo "| machine | ranks | collective | bound algbw (GB/s) | 64 MB | 1 GB | NCCL's model, 1 GB | vs NCCL, 64 MB | vs NCCL, 1 GB | library's best, 1 GB | gain with more threadblocks, 1 GB | synthesis (s) | command (s) | peak memory (MB) |"
-[ $header = 1 ] && echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+[ $header = 1 ] && echo "| machine | ranks | collective | bound algbw (GB/s) | at line rate | 64 MB | 1 GB | NCCL's model, 1 GB | vs NCCL's model, 64 MB | vs NCCL's model, 1 GB | vs NCCL's algorithms on Weft's model, 64 MB | vs NCCL's algorithms on Weft's model, 1 GB | library's best, 1 GB | gain with more threadblocks, 1 GB | synthesis (s) | command (s) | peak memory (MB) |"
+[ $header = 1 ] && echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for entry in "${machines[@]}"; do
   name=${entry%%|*}
   if [ -n "$only" ] && ! [[ "$name" =~ $only ]]; then continue; fi
   read -r -a args <<<"${entry#*|}"
   if [[ "${entry#*|}" == *"$azure"* ]] && [ ! -d "$azure" ]; then
-    echo "| $name | | | left out: $azure is absent | | | | | | | | | | |"
+    echo "| $name | | | left out: $azure is absent | | | | | | | | | | | | | |"
     continue
   fi
   for collective in allgather reducescatter allreduce alltoall; do
@@ -83,8 +85,9 @@ for entry in "${machines[@]}"; do
         --bound-only >"$out" 2>"$work/err" || true
       read -r seconds kb <"$work/time"
       bound=$(sed -n 's/^bound: .* at most \([0-9.]*\) GB\/s.*/\1/p' "$out")
+      line=$(sed -n 's/.*at their line rates the bound is \([0-9.]*\) GB\/s.*/\1/p' "$out")
       ranks=$(sed -n 's/^bound: .* on \([0-9]*\) ranks.*/\1/p' "$out")
-      echo "| $name | $ranks | $collective | $bound | not run | not run | | | | | | $seconds (bound) | $seconds | $((kb / 1024)) |"
+      echo "| $name | $ranks | $collective | $bound | $line | not run | not run | | | | | | | | $seconds (bound) | $seconds | $((kb / 1024)) |"
       continue
     fi
     library=()
@@ -95,13 +98,14 @@ for entry in "${machines[@]}"; do
     if ! GLIBC_TUNABLES=$tunables /usr/bin/time -f "%e %M" -o "$work/time" "$weftc" synthesize \
         "${args[@]}" -c "$collective" -b 64M -e 1G -f 16 "${library[@]}" -o "$work/dir" \
         >"$out" 2>"$work/err"; then
-      echo "| $name | | $collective | failed: $(grep -v 'note:' "$work/err" | head -1) | | | | | | | | | | |"
+      echo "| $name | | $collective | failed: $(grep -v 'note:' "$work/err" | head -1) | | | | | | | | | | | | | |"
       continue
     fi
     read -r seconds kb <"$work/time"
     bound=$(sed -n 's/^bound: .* at most \([0-9.]*\) GB\/s.*/\1/p' "$out")
+    line=$(sed -n 's/.*at their line rates the bound is \([0-9.]*\) GB\/s.*/\1/p' "$out")
     ranks=$(sed -n 's/^bound: .* on \([0-9]*\) ranks.*/\1/p' "$out")
-    # The table's rows: size bound(us) time(us) %bound NCCL(us) chosen; sizes as synthesize
+    # The table's rows: size bound(us) time(us) %bound NCCL(us) NCCL/W(us) ...; sizes as synthesize
     # prints them (rounded down to a multiple of the ranks: 65532K on 6 GPUs).
     small=$(awk 'NF >= 6 && $1 ~ /^[0-9]+[KMG]$/ { print $1; exit }' "$out")
     large=$(awk 'NF >= 6 && $1 ~ /^[0-9]+[KMG]$/ { s = $1 } END { print s }' "$out")
@@ -112,6 +116,17 @@ for entry in "${machines[@]}"; do
     nccl1g=$(cell "$out" 5 "$large")
     time64=$(cell "$out" 3 "$small")
     nccl64=$(cell "$out" 5 "$small")
+    # NCCL's algorithms written as Weft algorithms, on Weft's model ("-" where not predicted).
+    as_weft1g=$(cell "$out" 6 "$large")
+    as_weft64=$(cell "$out" 6 "$small")
+    vs_weft="-"
+    vs_weft64="-"
+    if [ -n "$as_weft1g" ] && [ "$as_weft1g" != "-" ]; then
+      vs_weft=$(awk -v t="$time1g" -v n="$as_weft1g" 'BEGIN { printf "%.2f×", n / t }')
+    fi
+    if [ -n "$as_weft64" ] && [ "$as_weft64" != "-" ]; then
+      vs_weft64=$(awk -v t="$time64" -v n="$as_weft64" 'BEGIN { printf "%.2f×", n / t }')
+    fi
     nccl_pct="-"
     speedup="-"
     speedup64="-"
@@ -125,7 +140,7 @@ for entry in "${machines[@]}"; do
     lib="-"
     if [ ${#library[@]} -gt 0 ]; then
       # report.md: the best "others" time at the last size, as % of the bound.
-      lib=$(awk -F'|' -v b="$bound1g" '/^\| [0-9]+[KMG] \|/ { o = $10 } END {
+      lib=$(awk -F'|' -v b="$bound1g" '/^\| [0-9]+[KMG] \|/ { o = $11 } END {
               gsub(/ /, "", o); if (o == "-" || o == "") print "-"; else printf "%.0f%%", 100 * b / o }' \
             "$work/dir/report.md")
     fi
@@ -134,6 +149,6 @@ for entry in "${machines[@]}"; do
            "$work/dir/report.md")
     synth=$(sed -n 's/.*; bound \([0-9.]*\) s, compile \([0-9.]*\) s, predict [0-9.]* s, prove \([0-9.]*\) s.*/\1 \2 \3/p' "$out" |
             awk '{ printf "%.2f", $1 + $2 + $3 }')
-    echo "| $name | $ranks | $collective | $bound | $pct64 | $pct1g | $nccl_pct | $speedup64 | $speedup | $lib | $gain | $synth | $seconds | $((kb / 1024)) |"
+    echo "| $name | $ranks | $collective | $bound | $line | $pct64 | $pct1g | $nccl_pct | $speedup64 | $speedup | $vs_weft64 | $vs_weft | $lib | $gain | $synth | $seconds | $((kb / 1024)) |"
   done
 done

@@ -41,7 +41,64 @@ constexpr const char* kColours[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
                                     "#9c755f", "#bab0ac", "#17becf", "#1b1b1b"};
 constexpr std::size_t kDrawn = std::size(kColours);
 
+// Per size, the chosen time against NCCL's by each comparison; empty where NCCL has nothing.
+std::string nccl_markdown(const std::vector<std::uint64_t>& sizes,
+                          const std::vector<Contender>& contenders, const std::vector<Band>& bands,
+                          const ReportInfo& info) {
+  const auto times = [](double us) {
+    return std::isfinite(us) ? fmt::format("{:.1f}", us) : std::string("-");
+  };
+  const auto ratio = [](double x) {
+    return std::isfinite(x) ? fmt::format("{:.2f}×", x) : std::string("-");
+  };
+  std::string rows;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const VsNccl vs = vs_nccl(contenders, bands, info, i);
+    if (!std::isfinite(vs.model) && !std::isfinite(vs.as_weft)) continue;
+    double model_us = kNotApplicable;
+    for (const Contender& c : contenders) {
+      if (c.nccl) model_us = std::min(model_us, c.time_us[i]);
+    }
+    const double as_weft_us =
+        i < info.nccl_as_weft_us.size() ? info.nccl_as_weft_us[i] : kNotApplicable;
+    rows += fmt::format("| {} | {} | {} | {} | {} |\n", size_text(sizes[i]), times(model_us),
+                        ratio(vs.model), times(as_weft_us), ratio(vs.as_weft));
+  }
+  if (rows.empty()) return {};
+  return "\n## Against NCCL\n\nTwo comparisons. *NCCL's model*: NCCL's best ring or tree by "
+         "NCCL's own cost model (tuning.cc's formula), which contends for the bands. *NCCL's "
+         "algorithms on Weft's model*: its ring (one per channel, each crossing nodes on its own "
+         "NIC) and tree written as Weft algorithms, proved, and predicted by Weft's simulator, "
+         "the fastest at each size; for comparison only, they contend for no band. The first "
+         "sets two models side by side, the second two schedules on one model. vs: the "
+         "comparison's time over the chosen algorithm's.\n\n| size | NCCL's model (us) | vs "
+         "NCCL's model | NCCL's algorithms on Weft's model (us) | vs NCCL's algorithms |\n"
+         "|---|---|---|---|---|\n" +
+         rows;
+}
+
 }  // namespace
+
+VsNccl vs_nccl(const std::vector<Contender>& contenders, const std::vector<Band>& bands,
+               const ReportInfo& info, std::size_t size) {
+  VsNccl vs;
+  double chosen = kNotApplicable;
+  for (const Band& band : bands) {
+    if (size >= band.first && size <= band.last) {
+      chosen = contenders[static_cast<std::size_t>(band.contender)].time_us[size];
+    }
+  }
+  if (!std::isfinite(chosen) || chosen <= 0) return vs;
+  double model = kNotApplicable;
+  for (const Contender& c : contenders) {
+    if (c.nccl) model = std::min(model, c.time_us[size]);
+  }
+  if (std::isfinite(model)) vs.model = model / chosen;
+  if (size < info.nccl_as_weft_us.size() && std::isfinite(info.nccl_as_weft_us[size])) {
+    vs.as_weft = info.nccl_as_weft_us[size] / chosen;
+  }
+  return vs;
+}
 
 std::string report_markdown(const std::vector<std::uint64_t>& sizes,
                             const std::vector<Contender>& contenders,
@@ -94,6 +151,7 @@ std::string report_markdown(const std::vector<std::uint64_t>& sizes,
     }
     out += "\n";
   }
+  out += nccl_markdown(sizes, contenders, bands, info);
   if (!info.rejected.empty()) {
     out += "\n## Candidates left out\n\n";
     for (const std::string& why : info.rejected) out += fmt::format("- {}\n", why);

@@ -249,15 +249,29 @@ std::optional<std::string> write_folder(const std::string& output, Tuning& tunin
 
 std::string bands_table(const Tuning& tuning) {
   std::string out =
-      fmt::format("{:>12} {:>12}  {:<40} {:>8}  {:<18}  {}\n", "min_bytes", "max_bytes", "winner",
-                  "tbs/rank", "more tbs would gain", "vs the best other algorithm");
+      fmt::format("{:>12} {:>12}  {:<40} {:>8}  {:<18}  {:>10} {:>10}  {}\n", "min_bytes",
+                  "max_bytes", "winner", "tbs/rank", "more tbs would gain", "vs NCCL", "vs NCCL/W",
+                  "vs the best other algorithm");
   for (const Band& band : tuning.bands) {
     const Contender& winner = tuning.contenders[static_cast<std::size_t>(band.contender)];
+    // Against NCCL by its model and by its algorithms on Weft's model (vs_nccl): the least over
+    // the band's sizes, as its margin.
+    VsNccl least{kNotApplicable, kNotApplicable};
+    for (std::size_t i = band.first; i <= band.last; ++i) {
+      const VsNccl vs = vs_nccl(tuning.contenders, tuning.bands, tuning.info, i);
+      least.model = std::isfinite(least.model) ? std::min(least.model, vs.model) : vs.model;
+      least.as_weft =
+          std::isfinite(least.as_weft) ? std::min(least.as_weft, vs.as_weft) : vs.as_weft;
+    }
+    const auto ratio = [](double x) {
+      return std::isfinite(x) ? fmt::format("{:.2f}×", x) : std::string("-");
+    };
     out += fmt::format(
-        "{:>12} {:>12}  {:<40} {:>8}  {:<18}  {}\n", band.min_bytes,
+        "{:>12} {:>12}  {:<40} {:>8}  {:<18}  {:>10} {:>10}  {}\n", band.min_bytes,
         band.max_bytes == 0 ? std::string("-") : std::to_string(band.max_bytes), winner.name,
         threadblocks_text(winner),
         over_budget_text(tuning.contenders, over_budget_gain(tuning.contenders, band)),
+        ratio(least.model), ratio(least.as_weft),
         std::isfinite(band.margin)
             ? fmt::format("{:.2f}× faster than {}", band.margin,
                           tuning.contenders[static_cast<std::size_t>(band.runner_up)].name)

@@ -14,6 +14,9 @@
 #include "contest_command.h"
 #include "sources.h"
 #include "weft/tuning/tune.h"
+#ifdef WEFT_HAVE_SYNTHESIS
+#include "weft/synthesis/nccl_algorithms.h"
+#endif
 
 namespace weft::weftc {
 
@@ -81,6 +84,19 @@ int tune(TuneArgs args) {
                                      progress, contest)) {
     return code;
   }
+#ifdef WEFT_HAVE_SYNTHESIS
+  // The second "vs NCCL": NCCL's algorithms written as Weft algorithms on Weft's model, for the
+  // report and the table; they contend for no band (weft/synthesis/nccl_algorithms.h).
+  if (request.with_nccl) {
+    progress.set("predicting NCCL's algorithms written as Weft algorithms");
+    synthesis::NcclAsWeft as_weft =
+        synthesis::nccl_as_weft(*machine, *collective, contest.tuning.sizes, common.in_place);
+    contest.tuning.info.nccl_as_weft_us = std::move(as_weft.times_us);
+    contest.tuning.info.notes.insert(contest.tuning.info.notes.end(), as_weft.notes.begin(),
+                                     as_weft.notes.end());
+    progress.clear();
+  }
+#endif
   if (const int code = write_or_report("weftc tune", common.output, contest.tuning,
                                        contest.candidates, *machine)) {
     return code;

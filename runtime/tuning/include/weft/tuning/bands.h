@@ -84,7 +84,22 @@ struct ReportInfo {
   std::vector<std::string> files;     // per contender: the XML written, or "" (NCCL, losers)
   std::vector<std::string> rejected;  // candidates that did not compile or prove, with why
   std::vector<std::string> notes;     // assumptions of the topology, ...
+  // Per size, the fastest of NCCL's own algorithms written as Weft algorithms, predicted on
+  // Weft's model (weft/synthesis/nccl_algorithms.h; kNotApplicable where none applies; empty:
+  // not predicted). The second "vs NCCL": the same model on both sides, where NCCL's contenders
+  // are NCCL's model. They are for comparison only and contend for no band.
+  std::vector<double> nccl_as_weft_us;
 };
+
+// Per size, NCCL's best by its model (its contenders' fastest) over the chosen contender's time,
+// and the same for NCCL's algorithms on Weft's model (ReportInfo::nccl_as_weft_us): how much
+// faster the chosen is predicted to be, by each comparison (kNotApplicable where there is none).
+struct VsNccl {
+  double model = kNotApplicable;
+  double as_weft = kNotApplicable;
+};
+VsNccl vs_nccl(const std::vector<Contender>& contenders, const std::vector<Band>& bands,
+               const ReportInfo& info, std::size_t size);
 
 // report.md: the bands with winner, runner-up and margin, then every contender's predicted busbw
 // per size.

@@ -92,7 +92,8 @@ std::optional<std::string> write_folder(const std::string& dir, Tuning& tuning,
                                         const std::vector<Candidate>& candidates,
                                         const predict::Topology& topology);
 
-// The bands as a table for a terminal: bounds, winner, margin over the runner-up.
+// The bands as a table for a terminal: bounds, winner, how much faster than NCCL by its model and
+// by its algorithms on Weft's model ("vs NCCL/W", vs_nccl), margin over the runner-up.
 std::string bands_table(const Tuning& tuning);
 
 }  // namespace weft::tuning
