@@ -55,6 +55,7 @@ machines=(
 if [ $quick = 0 ]; then
   machines+=(
     "a100-nvswitch × 2|-t a100-nvswitch --nodes 2"
+    "A100, 4 NICs + 1 on the root port × 2|-t $root/tests/data/topologies/a100-4nic-plus-root-dump.xml --nodes 2"
     "DGX-1 × 2|-t $azure/azure-ndv2-topo.xml --nodes 2"
     "a100-nvswitch × 4|-t a100-nvswitch --nodes 4"
     "h100-nvswitch × 4|-t h100-nvswitch --nodes 4"

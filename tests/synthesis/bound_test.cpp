@@ -224,9 +224,15 @@ TEST_CASE("Across nodes the bound leaves out a NIC no route uses, and says why")
   REQUIRE(three.left_out.size() == 1);
   CHECK_THAT(three.left_out.front(),
              Catch::Contains("node 0 nic mlx5_2") && Catch::Contains("no GPU's route"));
-  // Five NICs, the root port's taken by two GPUs of socket 0: all five count.
-  const Bound five = bandwidth_bound(nominal_topology(data + "a100-4nic-plus-root-dump.xml", 2),
+  // Five NICs, the root port's taken by the two GPUs on socket 0's root ports: all five count.
+  // Four NICs behind switches and a fifth on the root port: each GPU takes the NIC under its
+  // own switch, as NCCL does, and the fifth is left out.
+  const Bound four = bandwidth_bound(nominal_topology(data + "a100-4nic-plus-root-dump.xml", 2),
                                      ir::Collective::AllGather);
+  REQUIRE(four.left_out.size() == 1);
+  CHECK_THAT(four.left_out.front(), Catch::Contains("node 0 nic mlx5_2"));
+  const Bound five = bandwidth_bound(
+      nominal_topology(data + "a100-5nic-two-gpus-on-root-dump.xml", 2), ir::Collective::AllGather);
   CHECK(five.algbw_gbs == Approx(250).epsilon(1e-4));
   CHECK(five.left_out.empty());
   // A NIC per GPU, and one node: nothing left out.

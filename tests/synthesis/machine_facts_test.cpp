@@ -223,7 +223,7 @@ TEST_CASE("A NIC per GPU, or NICs each shared alike, leave every piece on its ow
 // socket 1's pairs theirs: 2, 1, 1, 2, 2 GPUs on NICs of one speed.
 TEST_CASE("On five NICs shared unevenly, each NIC's rails carry a fifth of the pieces") {
   const predict::Topology five =
-      nominal_topology(uneven_nics_file("a100-4nic-plus-root-dump.xml"), 2);
+      nominal_topology(uneven_nics_file("a100-5nic-two-gpus-on-root-dump.xml"), 2);
   CHECK(nics_uneven(five));
   const std::vector<std::vector<int>> pieces(8, std::vector<int>(64, 1));
   const RailGateways gateways = rail_gateways(five, pieces, rings_width(plan_of(five)));
@@ -246,7 +246,7 @@ TEST_CASE("On five NICs shared unevenly, each NIC's rails carry a fifth of the p
   // at achievable rates (NVLink 240, the NIC 24) they do not, and the pieces are handed on.
   CHECK_FALSE(gateways.hand_on);
   const predict::Topology achievable =
-      test::topology(uneven_nics_file("a100-4nic-plus-root-dump.xml"), 2);
+      test::topology(uneven_nics_file("a100-5nic-two-gpus-on-root-dump.xml"), 2);
   CHECK(rail_gateways(achievable, pieces, rings_width(plan_of(achievable))).hand_on);
 }
 

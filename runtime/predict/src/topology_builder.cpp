@@ -134,6 +134,12 @@ struct LocalGraph {
   // little per hop so that equal bandwidths prefer fewer hops). Traffic passes through another
   // GPU only over NVLink on both sides (NCCL's NVB path) and never through a NIC. Empty when
   // unreachable. `cost` receives the path's cost.
+  // Whether a path (directed links, as path() returns) passes through no CPU.
+  bool avoids_cpus(const std::vector<int>& links) const {
+    return std::none_of(links.begin(), links.end(),
+                        [this](int l) { return kind(head(l)) == VertexKind::Cpu; });
+  }
+
   std::vector<int> path(int src, int dst, double* cost) const {
     const double inf = std::numeric_limits<double>::infinity();
     std::vector<double> best(machine.vertices.size(), inf);
@@ -302,9 +308,21 @@ class TopologyBuilder {
                      &cost[static_cast<std::size_t>(k)]);
           least = std::min(least, cost[static_cast<std::size_t>(k)]);
         }
+        // Among the nearest NICs, those reached without crossing a CPU, as NCCL prefers a NIC
+        // under the GPU's own PCIe switches (path PIX or PXB) to one behind the host bridge (PHB):
+        // a NIC on a CPU's root port ties in cost with one behind a bridge in the GPU's switch.
         std::vector<int> ties;
+        bool any_below_cpu = false;
+        std::vector<char> below_cpu(static_cast<std::size_t>(nnics), 0);
         for (int k = 0; k < nnics; ++k) {
-          if (cost[static_cast<std::size_t>(k)] <= least * (1 + 1e-9)) ties.push_back(k);
+          if (cost[static_cast<std::size_t>(k)] > least * (1 + 1e-9)) continue;
+          ties.push_back(k);
+          below_cpu[static_cast<std::size_t>(k)] =
+              graph.avoids_cpus(graph.path(gv, machine.nics[static_cast<std::size_t>(k)], nullptr));
+          any_below_cpu = any_below_cpu || below_cpu[static_cast<std::size_t>(k)] != 0;
+        }
+        if (any_below_cpu) {
+          std::erase_if(ties, [&](int k) { return below_cpu[static_cast<std::size_t>(k)] == 0; });
         }
         if (ties.empty()) continue;
         const int k = ties[static_cast<std::size_t>(g) % ties.size()];
