@@ -378,11 +378,12 @@ NcclAsWeft nccl_as_weft(const predict::Topology& topology, ir::Collective collec
         kNcclAsWeftMaxRanks));
     return out;
   }
-  const NcclAlgorithms algorithms = nccl_algorithms(topology, collective, in_place);
+  NcclAlgorithms algorithms = nccl_algorithms(topology, collective, in_place);
   for (const std::string& why : algorithms.rejected) {
     out.notes.push_back("NCCL's algorithm on Weft's model left out: " + why);
   }
   out.times_us = nccl_as_weft_times(algorithms, topology, sizes, in_place);
+  out.candidates = std::move(algorithms.candidates);
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return out;
 }

@@ -10,6 +10,8 @@
 #include "support.h"
 #include "weft/predict/nccl_model.h"
 #include "weft/synthesis/nccl_algorithms.h"
+#include "weft/synthesis/synthesize.h"
+#include "weft/tuning/bands.h"
 
 namespace {
 
@@ -133,4 +135,27 @@ TEST_CASE("Across two A100 nodes NCCL's tree on Weft's model is near NCCL's tree
     INFO(c.name << " 1 GB: " << weft << " us on Weft's model, NCCL's tree model " << model);
     CHECK(weft / model == Approx(1.0).margin(0.15));
   }
+}
+
+// In synthesize they contend too: where the synthesized trees need more threadblocks than the
+// budget allows, NCCL's ring as a Weft file may be the best that fits, and what is chosen is
+// never slower than the second comparison's figure.
+TEST_CASE("In synthesize NCCL's algorithms as Weft's contend, so the chosen is never slower") {
+  const predict::Topology t = synthesis::test::topology("a100-nvswitch", 2, 2);
+  synthesis::SynthesisRequest request;
+  request.collective = ir::Collective::ReduceScatter;
+  request.sizes = {64ull << 20};
+  request.max_threadblocks = 4;
+  const synthesis::Synthesis s = synthesis::synthesize(t, request);
+  const auto named = [&](const std::string& part) {
+    return std::any_of(
+        s.tuning.contenders.begin(), s.tuning.contenders.end(),
+        [&](const tuning::Contender& c) { return c.name.find(part) != std::string::npos; });
+  };
+  CHECK(named("NCCL ring as Weft"));
+  REQUIRE(s.tuning.info.nccl_as_weft_us.size() == 1);
+  const tuning::Band& band = s.tuning.bands.front();
+  const double chosen =
+      s.tuning.contenders[static_cast<std::size_t>(band.contender)].time_us.front();
+  CHECK(chosen <= s.tuning.info.nccl_as_weft_us.front() * (1 + 1e-12));
 }

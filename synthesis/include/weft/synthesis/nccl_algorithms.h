@@ -3,8 +3,10 @@
 // that Weft's own model can predict them. "vs NCCL" then has two meanings, and every table says
 // which: against NCCL's model (tuning.cc's formula, weft/predict/nccl_model.h), and against
 // NCCL's algorithms on Weft's model (these). The second compares two schedules on one model, so
-// a difference in it is the schedule's, not the models'. They are for comparison only: they
-// would run on Weft's interpreter, not as NCCL runs them, so they never win a band.
+// a difference in it is the schedule's, not the models'. In `weftc synthesize` they also contend
+// as Weft files (a ring per channel, each on its own NIC, fits NCCL's channel ceiling where the
+// synthesized trees across many nodes need more threadblocks); the second comparison is then
+// never below 1.
 #pragma once
 
 #include <cstdint>
@@ -70,6 +72,9 @@ struct NcclAsWeft {
   std::vector<double> times_us;
   std::vector<std::string> notes;
   double seconds = 0;
+  // The algorithms themselves, compiled and proved: synthesize lets them contend as a source of
+  // their own (a Weft file with NCCL's schedule is a candidate like any other).
+  std::vector<tuning::Candidate> candidates;
 };
 NcclAsWeft nccl_as_weft(const predict::Topology& topology, ir::Collective collective,
                         const std::vector<std::uint64_t>& sizes, bool in_place);
