@@ -88,7 +88,8 @@ std::vector<Row> rows(const Synthesis& s) {
     }
     for (std::size_t k = 0; k < t.contenders.size(); ++k) {
       const tuning::Contender& c = t.contenders[k];
-      if (c.over_budget) continue;  // in the over-budget column instead
+      if (c.over_budget) continue;                 // in the over-budget column instead
+      if (!c.nccl && k >= s.others_end) continue;  // NCCL's as Weft's: their own column
       double& slot = c.nccl ? row.nccl_us : k < s.synthesized ? row.synthesized_us : row.others_us;
       slot = std::min(slot, c.time_us[i]);
     }
@@ -343,6 +344,7 @@ Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& 
     for (tuning::Candidate& c : as_weft.candidates) {
       nccl_shaped.entries.push_back({std::move(c), nullptr, -1});  // proved when compiled
     }
+    as_weft.candidates_offered = nccl_shaped.entries.size();
     if (!nccl_shaped.entries.empty()) fields.push_back(std::move(nccl_shaped));
   }
 
@@ -356,6 +358,12 @@ Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& 
   contest_request.max_threadblocks = request.max_threadblocks;
   tuning::Contest contest = tuning::run_contest(std::move(fields), topology, contest_request);
   s.synthesized = contest.field_sizes.front();
+  s.others_end = s.synthesized;
+  for (std::size_t f = 1; f < contest.field_sizes.size(); ++f) {
+    if (f + 1 < contest.field_sizes.size() || as_weft.candidates_offered == 0) {
+      s.others_end += contest.field_sizes[f];
+    }
+  }
   s.proved = static_cast<std::size_t>(
       std::count(contest.proved.begin(),
                  contest.proved.begin() + static_cast<std::ptrdiff_t>(s.synthesized), true));
@@ -450,7 +458,7 @@ std::string bound_report(const Synthesis& s) {
   out +=
       "\nsynthesized: the best synthesized candidate within the threadblock budget; NCCL's model: "
       "NCCL's best by its own cost model; NCCL's algorithms on Weft's model: its ring and tree "
-      "written as Weft algorithms, predicted by Weft's simulator (for comparison, never chosen; "
+      "written as Weft algorithms, predicted by Weft's simulator (they contend as Weft files too; "
       "section Against NCCL); with more "
       "threadblocks: the fastest candidate over the budget, where it beats the chosen (its "
       "speed-up and threadblocks per rank; predicted, never chosen, proved or written).\n";

@@ -75,6 +75,7 @@ struct NcclAsWeft {
   // The algorithms themselves, compiled and proved: synthesize lets them contend as a source of
   // their own (a Weft file with NCCL's schedule is a candidate like any other).
   std::vector<tuning::Candidate> candidates;
+  std::size_t candidates_offered = 0;  // how many of them synthesize put in the contest
 };
 NcclAsWeft nccl_as_weft(const predict::Topology& topology, ir::Collective collective,
                         const std::vector<std::uint64_t>& sizes, bool in_place);

@@ -57,7 +57,10 @@ struct Synthesis {
   // Synthesized (compiled; proved where they win a band, or all with prove_all), then the
   // others' (proved by the contest where they win).
   std::vector<tuning::Candidate> candidates;
-  std::size_t synthesized = 0;        // the first this many of them are synthesized
+  std::size_t synthesized = 0;  // the first this many of them are synthesized
+  // The others' (library, files) end here; after them come NCCL's algorithms written as Weft's
+  // (nccl_algorithms.h), which contend but are reported in their own column.
+  std::size_t others_end = 0;
   std::size_t proved = 0;             // of those, proved: every band winner among them
   std::vector<std::string> rejected;  // sketches that did not compile or prove, with why
   // (the others' are in tuning.info.rejected, after these)
