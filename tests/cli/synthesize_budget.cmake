@@ -3,12 +3,7 @@
 # from, writes only files whose busiest rank runs at most BUDGET threadblocks (`weftc info`, each
 # in the folder and, with --all, under sketches/), and its table and report.md have the column of
 # what more threadblocks would gain.
-file(REMOVE_RECURSE ${OUT})
-execute_process(COMMAND ${WEFTC} synthesize ${ARGS} -o ${OUT} RESULT_VARIABLE code
-                OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT code EQUAL 0)
-  message(FATAL_ERROR "weftc synthesize exited ${code}\n${out}${err}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/synthesize_run.cmake)
 if(NOT out MATCHES "threadblock budget: ${BUDGET} per rank \\(${SOURCE}")
   message(FATAL_ERROR "the budget (${BUDGET}, ${SOURCE}) is not printed\n${out}")
 endif()

@@ -2,12 +2,7 @@
 # SIZES (a ;-list of the table's size labels, 64M;1G) the chosen algorithm's % of the bound must be
 # at least the matching entry of LEAST (a ;-list of percents). Fails naming the size, the figure
 # and the chosen algorithm, or a size the table does not have.
-file(REMOVE_RECURSE ${OUT})
-execute_process(COMMAND ${WEFTC} synthesize ${ARGS} -o ${OUT} RESULT_VARIABLE code
-                OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT code EQUAL 0)
-  message(FATAL_ERROR "weftc synthesize exited ${code}\n${out}${err}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/synthesize_run.cmake)
 string(REPLACE "\n" ";" lines "${out}")
 list(LENGTH SIZES count)
 math(EXPR last "${count} - 1")

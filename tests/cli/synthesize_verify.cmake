@@ -1,11 +1,6 @@
 # Runs `weftc synthesize` (WEFTC; ARGS a ;-list) into OUT, then `weftc verify` on every XML file it
 # wrote: each must verify. Fails naming the file that does not, or when nothing was written.
-file(REMOVE_RECURSE ${OUT})
-execute_process(COMMAND ${WEFTC} synthesize ${ARGS} -o ${OUT} RESULT_VARIABLE code
-                OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT code EQUAL 0)
-  message(FATAL_ERROR "weftc synthesize exited ${code}\n${out}${err}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/synthesize_run.cmake)
 if(NOT out MATCHES "^bound: ")
   message(FATAL_ERROR "the bound is not printed first\n${out}")
 endif()

@@ -10,6 +10,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "pair.h"
+
 #include "weft/ir/validate.h"
 #include "weft/predict/topology.h"
 #include "weft/tuning/bands.h"
@@ -20,21 +22,8 @@ using namespace weft::tuning;
 
 namespace {
 
-ir::Algorithm pair_allreduce() {
-  ir::LoadResult loaded =
-      ir::load_xml_file(WEFT_TEST_DATA_DIR "/xml/pair_allreduce.xml", ir::weft_limits());
-  REQUIRE(loaded.algorithm);
-  return *loaded.algorithm;
-}
-
-predict::Topology two_gpus() {
-  predict::TopologyRequest request;
-  request.source = "h100-nvswitch";
-  request.gpus_per_node = 2;
-  predict::TopologyResult loaded = predict::load_topology(request);
-  REQUIRE(loaded.topology);
-  return std::move(*loaded.topology);
-}
+using test::pair_allreduce;
+using test::two_gpus;
 
 // An entry of the same algorithm under `name`, whose proof counts its calls and fails where
 // `proves` is false.

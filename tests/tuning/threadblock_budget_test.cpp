@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "pair.h"
+
 #include "weft/ir/validate.h"
 #include "weft/predict/presets.h"
 #include "weft/predict/topology.h"
@@ -22,12 +24,7 @@ using namespace weft::tuning;
 
 namespace {
 
-ir::Algorithm pair_allreduce() {
-  ir::LoadResult loaded =
-      ir::load_xml_file(WEFT_TEST_DATA_DIR "/xml/pair_allreduce.xml", ir::weft_limits());
-  REQUIRE(loaded.algorithm);
-  return *loaded.algorithm;
-}
+using test::pair_allreduce;
 
 // The pair's allreduce with as many idle threadblocks again on every rank: the same schedule, as
 // fast, on twice the threadblocks.
