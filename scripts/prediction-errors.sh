@@ -55,6 +55,24 @@ for row in "${published[@]}"; do
   echo "| $machine | $what, busbw (GB/s) | 960 MB | $measured | $source | $busbw | $e1 | $nccl | $e2 |"
 done
 
+# Two DGX-A100 (8 x 200 Gb/s NICs each): NVIDIA measures 192 GB/s allreduce busbw (NVIDIA/nccl
+# issue 812). NCCL's ring across nodes, one per channel on its own NIC, and its tree, written as
+# Weft algorithms (weft/synthesis/nccl_algorithms.h), are predicted by `weftc synthesize` (its
+# NCCL/W column, the faster of them; NCCL's model beside it).
+if "$weftc" synthesize --help >/dev/null 2>&1; then
+  gb=1073741824
+  "$weftc" synthesize -t a100-nvswitch --nodes 2 -c allreduce -b 1G -e 1G -o "$work/ar2" \
+    >"$work/out" 2>/dev/null
+  as_weft_us=$(awk '$1 == "1G" { print $6; exit }' "$work/out")
+  nccl_us=$(awk '$1 == "1G" { print $5; exit }' "$work/out")
+  busbw=$(awk -v s=$gb -v t="$as_weft_us" 'BEGIN { printf "%.1f", 1.875 * s / (t * 1e3) }')
+  nccl=$(awk -v s=$gb -v t="$nccl_us" 'BEGIN { printf "%.1f", 1.875 * s / (t * 1e3) }')
+  e1=$(error "$busbw" 192)
+  e2=$(error "$nccl" 192)
+  errors+=("${e1% %}")
+  echo "| 2×DGX-A100 (8×200 Gb/s NICs) | allreduce, NCCL's ring and tree as Weft's, busbw (GB/s) | 1 GB | 192 | NVIDIA/nccl#812 (NVIDIA's measurement; algorithm not stated) | $busbw | $e1 | $nccl | $e2 |"
+fi
+
 # label|measured file|compile arguments|sizes
 own=(
   "ring allreduce, 8 channels, Simple|ring-8ch-simple.txt|allreduce_ring --ranks 8 --instances 8"
