@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The synthesis suite (docs/synthesis.md): for every machine × allgather, reducescatter,
 # allreduce and alltoall, `weftc synthesize` as a user runs it (one process, one core), and one
-# table row: the bound; the chosen algorithm at 64 MB and 1 GB as % of the bound; NCCL's model as
+# table row: the bound at the links' achievable rates and at their line rates; the chosen
+# algorithm at 64 MB and 1 GB as % of the bound, and its threadblocks per rank; NCCL's model as
 # % of the bound; the chosen one's speed-up, at 64 MB and 1 GB, over NCCL's model and over NCCL's
 # algorithms written as Weft algorithms on Weft's model (weft/synthesis/nccl_algorithms.h: its
 # ring per channel, each crossing nodes on its own NIC, and its tree; up to 64 GPUs); on one node, the library's best
@@ -67,14 +68,14 @@ fi
 # Prints the table cell for column $2 (1-based) of the row of size $3 in the printed table $1.
 cell() { awk -v size="$3" -v col="$2" '$1 == size { print $col; exit }' "$1"; }
 
-[ $header = 1 ] && echo "| machine | ranks | collective | bound algbw (GB/s) | at line rate | 64 MB | 1 GB | NCCL's model, 1 GB | vs NCCL's model, 64 MB | vs NCCL's model, 1 GB | vs NCCL's algorithms on Weft's model, 64 MB | vs NCCL's algorithms on Weft's model, 1 GB | library's best, 1 GB | gain with more threadblocks, 1 GB | synthesis (s) | command (s) | peak memory (MB) |"
-[ $header = 1 ] && echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+[ $header = 1 ] && echo "| machine | ranks | collective | bound algbw (GB/s) | at line rate | 64 MB | 1 GB | NCCL's model, 1 GB | vs NCCL's model, 64 MB | vs NCCL's model, 1 GB | vs NCCL's algorithms on Weft's model, 64 MB | vs NCCL's algorithms on Weft's model, 1 GB | library's best, 1 GB | threadblocks per rank, 64 MB / 1 GB | gain with more threadblocks, 1 GB | synthesis (s) | command (s) | peak memory (MB) |"
+[ $header = 1 ] && echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for entry in "${machines[@]}"; do
   name=${entry%%|*}
   if [ -n "$only" ] && ! [[ "$name" =~ $only ]]; then continue; fi
   read -r -a args <<<"${entry#*|}"
   if [[ "${entry#*|}" == *"$azure"* ]] && [ ! -d "$azure" ]; then
-    echo "| $name | | | left out: $azure is absent | | | | | | | | | | | | | |"
+    echo "| $name | | | left out: $azure is absent | | | | | | | | | | | | | | |"
     continue
   fi
   for collective in allgather reducescatter allreduce alltoall; do
@@ -88,7 +89,7 @@ for entry in "${machines[@]}"; do
       bound=$(sed -n 's/^bound: .* at most \([0-9.]*\) GB\/s.*/\1/p' "$out")
       line=$(sed -n 's/.*at their line rates the bound is \([0-9.]*\) GB\/s.*/\1/p' "$out")
       ranks=$(sed -n 's/^bound: .* on \([0-9]*\) ranks.*/\1/p' "$out")
-      echo "| $name | $ranks | $collective | $bound | $line | not run | not run | | | | | | | | $seconds (bound) | $seconds | $((kb / 1024)) |"
+      echo "| $name | $ranks | $collective | $bound | $line | not run | not run | | | | | | | | | $seconds (bound) | $seconds | $((kb / 1024)) |"
       continue
     fi
     library=()
@@ -99,7 +100,7 @@ for entry in "${machines[@]}"; do
     if ! GLIBC_TUNABLES=$tunables /usr/bin/time -f "%e %M" -o "$work/time" "$weftc" synthesize \
         "${args[@]}" -c "$collective" -b 64M -e 1G -f 16 "${library[@]}" -o "$work/dir" \
         >"$out" 2>"$work/err"; then
-      echo "| $name | | $collective | failed: $(grep -v 'note:' "$work/err" | head -1) | | | | | | | | | | | | | |"
+      echo "| $name | | $collective | failed: $(grep -v 'note:' "$work/err" | head -1) | | | | | | | | | | | | | | |"
       continue
     fi
     read -r seconds kb <"$work/time"
@@ -116,6 +117,9 @@ for entry in "${machines[@]}"; do
     time1g=$(cell "$out" 3 "$large")
     nccl1g=$(cell "$out" 5 "$large")
     time64=$(cell "$out" 3 "$small")
+    # The chosen file's threadblocks on its busiest rank (the table's tbs/rank), each size.
+    tbs64=$(cell "$out" 7 "$small")
+    tbs1g=$(cell "$out" 7 "$large")
     nccl64=$(cell "$out" 5 "$small")
     # NCCL's algorithms written as Weft algorithms, on Weft's model ("-" where not predicted).
     as_weft1g=$(cell "$out" 6 "$large")
@@ -150,6 +154,6 @@ for entry in "${machines[@]}"; do
            "$work/dir/report.md")
     synth=$(sed -n 's/.*; bound \([0-9.]*\) s, compile \([0-9.]*\) s, predict [0-9.]* s, prove \([0-9.]*\) s.*/\1 \2 \3/p' "$out" |
             awk '{ printf "%.2f", $1 + $2 + $3 }')
-    echo "| $name | $ranks | $collective | $bound | $line | $pct64 | $pct1g | $nccl_pct | $speedup64 | $speedup | $vs_weft64 | $vs_weft | $lib | $gain | $synth | $seconds | $((kb / 1024)) |"
+    echo "| $name | $ranks | $collective | $bound | $line | $pct64 | $pct1g | $nccl_pct | $speedup64 | $speedup | $vs_weft64 | $vs_weft | $lib | $tbs64 / $tbs1g | $gain | $synth | $seconds | $((kb / 1024)) |"
   done
 done
