@@ -6,3 +6,13 @@ execute_process(COMMAND ${WEFTC} synthesize ${ARGS} -o ${OUT} RESULT_VARIABLE co
 if(NOT code EQUAL 0)
   message(FATAL_ERROR "weftc synthesize exited ${code}\n${out}${err}")
 endif()
+
+# Every XML file the run wrote under OUT (its sketches/ too, with --all), into `var`; fails when
+# there is none.
+function(synthesized_files var)
+  file(GLOB_RECURSE found ${OUT}/*.xml)
+  if(NOT found)
+    message(FATAL_ERROR "no XML file in ${OUT}\n${out}")
+  endif()
+  set(${var} ${found} PARENT_SCOPE)
+endfunction()
