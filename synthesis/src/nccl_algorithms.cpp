@@ -348,11 +348,11 @@ NcclAlgorithms nccl_algorithms(const predict::Topology& topology, ir::Collective
   return out;
 }
 
-std::vector<double> nccl_as_weft_times(const NcclAlgorithms& algorithms,
+std::vector<double> nccl_as_weft_times(std::span<const tuning::Candidate> algorithms,
                                        const predict::Topology& topology,
                                        const std::vector<std::uint64_t>& sizes, bool in_place) {
   std::vector<double> best(sizes.size(), tuning::kNotApplicable);
-  for (const tuning::Candidate& candidate : algorithms.candidates) {
+  for (const tuning::Candidate& candidate : algorithms) {
     const predict::Simulator simulator(candidate.algorithm, topology);
     if (!simulator.error().empty()) continue;
     predict::SimulationOptions options;
@@ -366,8 +366,8 @@ std::vector<double> nccl_as_weft_times(const NcclAlgorithms& algorithms,
   return best;
 }
 
-NcclAsWeft nccl_as_weft(const predict::Topology& topology, ir::Collective collective,
-                        const std::vector<std::uint64_t>& sizes, bool in_place) {
+NcclAsWeft nccl_as_weft_compiled(const predict::Topology& topology, ir::Collective collective,
+                                 bool in_place) {
   const auto started = std::chrono::steady_clock::now();
   NcclAsWeft out;
   if (!covered(collective) || topology.ranks() < 2) return out;
@@ -382,8 +382,19 @@ NcclAsWeft nccl_as_weft(const predict::Topology& topology, ir::Collective collec
   for (const std::string& why : algorithms.rejected) {
     out.notes.push_back("NCCL's algorithm on Weft's model left out: " + why);
   }
-  out.times_us = nccl_as_weft_times(algorithms, topology, sizes, in_place);
   out.candidates = std::move(algorithms.candidates);
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return out;
+}
+
+NcclAsWeft nccl_as_weft(const predict::Topology& topology, ir::Collective collective,
+                        const std::vector<std::uint64_t>& sizes, bool in_place) {
+  const auto started = std::chrono::steady_clock::now();
+  NcclAsWeft out = nccl_as_weft_compiled(topology, collective, in_place);
+  if (!covered(collective) || topology.ranks() < 2 || topology.ranks() > kNcclAsWeftMaxRanks) {
+    return out;  // not predicted (the note says why above 64 ranks)
+  }
+  out.times_us = nccl_as_weft_times(out.candidates, topology, sizes, in_place);
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return out;
 }

@@ -320,6 +320,37 @@ std::vector<tuning::Candidate> synthesized_candidates(const predict::Topology& t
   return out;
 }
 
+namespace {
+
+// The second "vs NCCL" at each size: the fastest of NCCL's algorithms as Weft's, the last
+// `offered` candidates of the contest, as the contest predicted them. A size it has no figure
+// for (one their chunks do not divide, or pruned over the threadblock budget) is simulated, at
+// the nearest size below that they divide (nccl_as_weft_times).
+std::vector<double> nccl_shaped_times(const Synthesis& s, std::size_t offered,
+                                      const predict::Topology& topology, bool in_place) {
+  const tuning::Tuning& t = s.tuning;
+  std::vector<double> best(t.sizes.size(), tuning::kNotApplicable);
+  std::vector<std::uint64_t> missing;
+  std::vector<std::size_t> missing_at;
+  for (std::size_t i = 0; i < t.sizes.size(); ++i) {
+    for (std::size_t k = s.others_end; k < s.others_end + offered; ++k) {
+      best[i] = std::min(best[i], t.contenders[k].time_us[i]);
+    }
+    if (best[i] == tuning::kNotApplicable) {
+      missing.push_back(t.sizes[i]);
+      missing_at.push_back(i);
+    }
+  }
+  if (!missing.empty()) {
+    const std::span<const tuning::Candidate> shaped(s.candidates.data() + s.others_end, offered);
+    const std::vector<double> found = nccl_as_weft_times(shaped, topology, missing, in_place);
+    for (std::size_t j = 0; j < missing.size(); ++j) best[missing_at[j]] = found[j];
+  }
+  return best;
+}
+
+}  // namespace
+
 Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& request,
                      std::vector<tuning::Field> others) {
   if (request.sizes.empty()) throw std::invalid_argument("no sizes to synthesize for");
@@ -335,17 +366,18 @@ Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& 
   // NCCL's algorithms written as Weft algorithms (nccl_algorithms.h): the second "vs NCCL", and
   // candidates of their own. On four and eight NVSwitch nodes within NCCL's 32 channels, a ring
   // per channel on its own NIC beat every synthesized reduce-scatter and allreduce at 64 MB.
+  // The contest predicts them; nccl_shaped_times reads their figures back.
   NcclAsWeft as_weft;
+  std::size_t offered = 0;
   if (request.with_nccl) {
-    as_weft = nccl_as_weft(topology, request.collective, sizes_for(request.sizes, topology.ranks()),
-                           request.in_place);
+    as_weft = nccl_as_weft_compiled(topology, request.collective, request.in_place);
     tuning::Field nccl_shaped;
     nccl_shaped.source = "NCCL's algorithms as Weft's";
     for (tuning::Candidate& c : as_weft.candidates) {
       nccl_shaped.entries.push_back({std::move(c), nullptr, -1});  // proved when compiled
     }
-    as_weft.candidates_offered = nccl_shaped.entries.size();
-    if (!nccl_shaped.entries.empty()) fields.push_back(std::move(nccl_shaped));
+    offered = nccl_shaped.entries.size();
+    if (offered > 0) fields.push_back(std::move(nccl_shaped));
   }
 
   tuning::ContestRequest contest_request;
@@ -360,7 +392,7 @@ Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& 
   s.synthesized = contest.field_sizes.front();
   s.others_end = s.synthesized;
   for (std::size_t f = 1; f < contest.field_sizes.size(); ++f) {
-    if (f + 1 < contest.field_sizes.size() || as_weft.candidates_offered == 0) {
+    if (f + 1 < contest.field_sizes.size() || offered == 0) {
       s.others_end += contest.field_sizes[f];
     }
   }
@@ -373,21 +405,25 @@ Synthesis synthesize(const predict::Topology& topology, const SynthesisRequest& 
   // The second "vs NCCL": NCCL's algorithms written as Weft algorithms on Weft's model (each
   // size at the nearest below that their chunks divide); counted with the predictions.
   s.predict_seconds = contest.predict_seconds;
+  if (offered > 0) {
+    const auto started = Clock::now();
+    s.tuning.info.nccl_as_weft_us = nccl_shaped_times(s, offered, topology, request.in_place);
+    s.predict_seconds += seconds_since(started);
+  }
   if (request.with_nccl) {
-    s.tuning.info.nccl_as_weft_us = std::move(as_weft.times_us);
     s.tuning.info.notes.insert(s.tuning.info.notes.end(), as_weft.notes.begin(),
                                as_weft.notes.end());
-    s.predict_seconds += as_weft.seconds;
+    s.compile_seconds += as_weft.seconds;  // compiled and proved with the sketches
   }
   s.prove_seconds = contest.prove_seconds;
   // Both bounds: predictions are held to the links' achievable rates; their line rates give
   // the figure a datasheet would, which no copy reaches (docs/prediction.md).
-  const double line_rate = bandwidth_bound(topology.at_line_rate(), request.collective).algbw_gbs;
+  line_rate_bound(s.bound, topology);
   s.tuning.info.notes.insert(
       s.tuning.info.notes.begin(),
       fmt::format("bound: {:.1f} GB/s algbw ({}), with links at their achievable rates; at their "
                   "line rates {:.1f} GB/s",
-                  s.bound.algbw_gbs, s.bound.cut, line_rate));
+                  s.bound.algbw_gbs, s.bound.cut, s.bound.line_rate_algbw_gbs));
   return s;
 }
 

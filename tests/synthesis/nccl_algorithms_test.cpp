@@ -159,3 +159,33 @@ TEST_CASE("In synthesize NCCL's algorithms as Weft's contend, so the chosen is n
       s.tuning.contenders[static_cast<std::size_t>(band.contender)].time_us.front();
   CHECK(chosen <= s.tuning.info.nccl_as_weft_us.front() * (1 + 1e-12));
 }
+
+// They contend, but report.md keeps them in their own column: "others" (the library's, the
+// user's files) stays empty when nothing else was offered.
+TEST_CASE("report.md keeps NCCL's algorithms as Weft's out of the others column") {
+  const predict::Topology t = synthesis::test::topology("a100-nvswitch", 2, 2);
+  synthesis::SynthesisRequest request;
+  request.collective = ir::Collective::AllGather;
+  request.sizes = {1ull << 20, 64ull << 20};
+  const synthesis::Synthesis s = synthesis::synthesize(t, request);
+  CHECK(s.others_end == s.synthesized);
+  const std::string report = synthesis::bound_report(s);
+  int rows = 0;
+  std::size_t at = 0;
+  while ((at = report.find("\n| ", at)) != std::string::npos) {
+    ++at;
+    const std::string line = report.substr(at, report.find('\n', at) - at);
+    // A size's row: "| 1M | ...", "| 64M | ...".
+    if (line.rfind("| 1M |", 0) != 0 && line.rfind("| 64M |", 0) != 0) continue;
+    std::vector<std::string> cells;
+    for (std::size_t p = 1, q; (q = line.find('|', p)) != std::string::npos; p = q + 1) {
+      cells.push_back(line.substr(p, q - p));
+    }
+    REQUIRE(cells.size() >= 10);
+    INFO(line);
+    CHECK(cells[8] != " - ");  // NCCL's algorithms on Weft's model: predicted
+    CHECK(cells[9] == " - ");  // others: none offered
+    ++rows;
+  }
+  CHECK(rows == 2);
+}

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,9 +57,16 @@ NcclAlgorithms nccl_algorithms(const predict::Topology& topology, ir::Collective
 // predict::best_nccl takes the fastest of NCCL's model (tuning::kNotApplicable where none
 // applies). A size their chunks do not divide is predicted at the largest that they divide
 // below it (at most one float per chunk less), or at their smallest where it is below that.
-std::vector<double> nccl_as_weft_times(const NcclAlgorithms& algorithms,
+std::vector<double> nccl_as_weft_times(std::span<const tuning::Candidate> algorithms,
                                        const predict::Topology& topology,
                                        const std::vector<std::uint64_t>& sizes, bool in_place);
+inline std::vector<double> nccl_as_weft_times(const NcclAlgorithms& algorithms,
+                                              const predict::Topology& topology,
+                                              const std::vector<std::uint64_t>& sizes,
+                                              bool in_place) {
+  return nccl_as_weft_times(std::span<const tuning::Candidate>(algorithms.candidates), topology,
+                            sizes, in_place);
+}
 
 // Above this many ranks they are not predicted: their programs grow with the ranks times the
 // channels (the allreduce ring's chunks), and proving and predicting them would cost the largest
@@ -75,9 +83,11 @@ struct NcclAsWeft {
   // The algorithms themselves, compiled and proved: synthesize lets them contend as a source of
   // their own (a Weft file with NCCL's schedule is a candidate like any other).
   std::vector<tuning::Candidate> candidates;
-  std::size_t candidates_offered = 0;  // how many of them synthesize put in the contest
 };
 NcclAsWeft nccl_as_weft(const predict::Topology& topology, ir::Collective collective,
                         const std::vector<std::uint64_t>& sizes, bool in_place);
+// The same without predicting (times_us empty): for a caller whose contest predicts them.
+NcclAsWeft nccl_as_weft_compiled(const predict::Topology& topology, ir::Collective collective,
+                                 bool in_place);
 
 }  // namespace weft::synthesis
