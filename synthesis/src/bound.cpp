@@ -643,4 +643,9 @@ Bound bandwidth_bound(const predict::Topology& topology, ir::Collective collecti
   return bound;
 }
 
+void line_rate_bound(Bound& bound, const predict::Topology& topology) {
+  if (bound.line_rate_algbw_gbs > 0) return;
+  bound.line_rate_algbw_gbs = bandwidth_bound(topology.at_line_rate(), bound.collective).algbw_gbs;
+}
+
 }  // namespace weft::synthesis

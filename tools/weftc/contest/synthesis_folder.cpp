@@ -39,7 +39,7 @@ std::optional<std::string> clear_sketches(const std::string& dir, bool force) {
 std::optional<synthesis::Bound> bound_or_report(const predict::Topology& machine,
                                                 ir::Collective collective) {
   try {
-    const synthesis::Bound bound = synthesis::bandwidth_bound(machine, collective);
+    synthesis::Bound bound = synthesis::bandwidth_bound(machine, collective);
     fmt::print(
         "bound: {} on {} ranks of '{}' moves at most {:.1f} GB/s algbw ({}), after {:.1f} us "
         "that every call pays (launch, call latency, one hop across that cut)\n",
@@ -56,13 +56,13 @@ std::optional<synthesis::Bound> bound_or_report(const predict::Topology& machine
     // route reaches): a user who counts it expects more.
     for (const std::string& unused : bound.left_out) fmt::print("  left out: {}\n", unused);
     // Both bounds: the one predictions are held to (links at what SM copies achieve on them)
-    // and the one a datasheet's line rates give, which no copy reaches.
-    const double line_rate =
-        synthesis::bandwidth_bound(machine.at_line_rate(), collective).algbw_gbs;
+    // and the one a datasheet's line rates give, which no copy reaches. Kept in the bound,
+    // which synthesize is handed, so that it is worked out once.
+    synthesis::line_rate_bound(bound, machine);
     fmt::print(
         "  (links at their achievable rates, link.<type>.achievable; at their line rates the "
         "bound is {:.1f} GB/s algbw)\n",
-        line_rate);
+        bound.line_rate_algbw_gbs);
     std::fflush(stdout);  // before the minutes a large machine's predictions may take
     return bound;
   } catch (const std::invalid_argument& e) {

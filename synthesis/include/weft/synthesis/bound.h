@@ -76,6 +76,9 @@ struct Bound {
   // Across nodes, where the binding cut is not a node's: the cut around node 0, whose last bytes
   // cross the network. Its transfer is no slower than the binding cut's, its hop slower.
   std::optional<Cut> node;
+  // The same bound with every link at its line rate (predict::Topology::at_line_rate), the
+  // figure a datasheet gives: 0 until line_rate_bound fills it.
+  double line_rate_algbw_gbs = 0;
   // Across nodes, what the machine has that no route uses, and why, one sentence each: a NIC
   // that no GPU's route to another node leaves through (every GPU takes the NIC it reaches at
   // the least cost; a NIC on a CPU's root port, say, behind its GPUs' own). No schedule can use
@@ -105,5 +108,7 @@ struct Bound {
 // and alltoall, for fewer than two ranks, for ranks emulated on one GPU (no links to bound), and
 // for a GPU that no route reaches.
 Bound bandwidth_bound(const predict::Topology& topology, ir::Collective collective);
+// Fills bound.line_rate_algbw_gbs (a second bound, on the topology at line rate) where it is 0.
+void line_rate_bound(Bound& bound, const predict::Topology& topology);
 
 }  // namespace weft::synthesis
