@@ -301,34 +301,29 @@ class TopologyBuilder {
     if (nodes > 1) {
       for (int g = 0; g < gpn; ++g) {
         const int gv = machine.gpus[static_cast<std::size_t>(g)];
+        // Every NIC's path from this GPU, worked out once, and its cost.
+        std::vector<std::vector<int>> to_nic(static_cast<std::size_t>(nnics));
         std::vector<double> cost(static_cast<std::size_t>(nnics));
         double least = std::numeric_limits<double>::infinity();
-        for (int k = 0; k < nnics; ++k) {
-          graph.path(gv, machine.nics[static_cast<std::size_t>(k)],
-                     &cost[static_cast<std::size_t>(k)]);
-          least = std::min(least, cost[static_cast<std::size_t>(k)]);
+        for (std::size_t k = 0; k < to_nic.size(); ++k) {
+          to_nic[k] = graph.path(gv, machine.nics[k], &cost[k]);
+          least = std::min(least, cost[k]);
         }
         // Among the nearest NICs, those reached without crossing a CPU, as NCCL prefers a NIC
         // under the GPU's own PCIe switches (path PIX or PXB) to one behind the host bridge (PHB):
         // a NIC on a CPU's root port ties in cost with one behind a bridge in the GPU's switch.
         std::vector<int> ties;
-        bool any_below_cpu = false;
-        std::vector<char> below_cpu(static_cast<std::size_t>(nnics), 0);
         for (int k = 0; k < nnics; ++k) {
-          if (cost[static_cast<std::size_t>(k)] > least * (1 + 1e-9)) continue;
-          ties.push_back(k);
-          below_cpu[static_cast<std::size_t>(k)] =
-              graph.avoids_cpus(graph.path(gv, machine.nics[static_cast<std::size_t>(k)], nullptr));
-          any_below_cpu = any_below_cpu || below_cpu[static_cast<std::size_t>(k)] != 0;
+          if (cost[static_cast<std::size_t>(k)] <= least * (1 + 1e-9)) ties.push_back(k);
         }
-        if (any_below_cpu) {
-          std::erase_if(ties, [&](int k) { return below_cpu[static_cast<std::size_t>(k)] == 0; });
-        }
+        const auto behind_cpu = [&](int k) {
+          return !graph.avoids_cpus(to_nic[static_cast<std::size_t>(k)]);
+        };
+        if (!std::all_of(ties.begin(), ties.end(), behind_cpu)) std::erase_if(ties, behind_cpu);
         if (ties.empty()) continue;
         const int k = ties[static_cast<std::size_t>(g) % ties.size()];
         nic_of[static_cast<std::size_t>(g)] = k;
-        up[static_cast<std::size_t>(g)] =
-            graph.path(gv, machine.nics[static_cast<std::size_t>(k)], nullptr);
+        up[static_cast<std::size_t>(g)] = std::move(to_nic[static_cast<std::size_t>(k)]);
         down[static_cast<std::size_t>(g)] =
             graph.path(machine.nics[static_cast<std::size_t>(k)], gv, nullptr);
       }
